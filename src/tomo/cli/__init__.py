@@ -1,0 +1,48 @@
+"""The `tomo` command. Each part registers its verbs from its own module; this file only assembles them.
+
+Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from tomo import __version__
+from tomo.errors import TomoError
+
+app = typer.Typer(
+    name="tomo",
+    help="Let any chat model work on a code base while the harness keeps the discipline.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+err_console = Console(stderr=True)
+
+
+@app.command()
+def version() -> None:
+    """Print tomo's version."""
+    typer.echo(__version__)
+
+
+def _register() -> None:
+    # Each module adds its commands to `app` when imported; the order here is the order in --help.
+    from tomo.cli import demo_cmd  # noqa: F401
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app()
+    except TomoError as exc:
+        err_console.print(f"[bold red]error:[/] {exc.message}")
+        if exc.hint:
+            err_console.print(f"[yellow]hint:[/] {exc.hint}")
+        sys.exit(2)

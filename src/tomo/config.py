@@ -1,0 +1,152 @@
+"""Settings: ``tomo.toml`` in the project, then ``~/.config/tomo/tomo.toml``, then the environment. Later wins.
+
+Precedence, lowest first: built-in defaults < user file (``~/.config/tomo/tomo.toml``) < project file (the first
+``tomo.toml`` found walking up from the working directory) < environment variables. Sections a part does not know
+are kept (``extra="allow"``) so each part can read its own table without this module knowing every part.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tomo.errors import ConfigError
+
+PROJECT_FILE = "tomo.toml"
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "tomo" / PROJECT_FILE
+
+
+class ProviderSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    num_ctx: int | None = None  # Ollama only
+
+
+class AgentSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tier: str = "balanced"
+    prompt: str = ""
+    tools: list[str] = Field(default_factory=list)
+    force_tools: bool = False
+    max_steps: int | None = None
+    max_tool_calls: int | None = None
+
+
+class SandboxSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: str = "auto"  # auto | strict | local
+    timeout_s: float = 60.0
+    memory_mb: int = 2048
+    cpu_s: int = 120
+    file_size_mb: int = 256
+    open_files: int = 256
+    max_pids: int = 256
+    output_bytes: int = 200_000
+    network: bool = False
+    ro_paths: list[str] = Field(default_factory=list)
+    rw_paths: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None  # a spec; overrides detection
+    tiers: dict[str, str] = Field(default_factory=dict)
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    agents: dict[str, AgentSettings] = Field(default_factory=dict)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    source: list[str] = Field(default_factory=list, description="files the settings were read from")
+
+    def provider(self, name: str) -> ProviderSettings:
+        return self.providers.get(name) or ProviderSettings()
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A table this module does not model (``[team]``, ``[web]`` ...), as a plain dict."""
+        extra = self.model_extra or {}
+        value = extra.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", hint="fix the line named above") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}", hint="check the path and its permissions") from exc
+
+
+def find_project_file(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _env_overrides(env: dict[str, str]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if env.get("TOMO_MODEL"):
+        data["model"] = env["TOMO_MODEL"]
+    providers: dict[str, Any] = {}
+    base_url_vars = (("ollama", "OLLAMA_HOST"), ("anthropic", "ANTHROPIC_BASE_URL"), ("openai", "OPENAI_BASE_URL"))
+    for provider, var in base_url_vars:
+        if env.get(var):
+            providers[provider] = {"base_url": env[var]}
+    if providers:
+        data["providers"] = providers
+    return data
+
+
+def load_settings(
+    cwd: Path | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    user_file: Path | None = None,
+    project_file: Path | None = None,
+) -> Settings:
+    """Reads every layer and validates the result; a bad value raises ConfigError naming the file and the key."""
+    env = dict(os.environ) if env is None else env
+    cwd = cwd or Path.cwd()
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user = user_file if user_file is not None else user_config_path()
+    if user.is_file():
+        layers.append((str(user), read_toml(user)))
+    project = project_file if project_file is not None else find_project_file(cwd)
+    if project is not None and project.is_file():
+        layers.append((str(project), read_toml(project)))
+    merged: dict[str, Any] = {}
+    for _, data in layers:
+        merged = _deep_merge(merged, data)
+    merged = _deep_merge(merged, _env_overrides(env))
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        where = ", ".join(name for name, _ in layers) or "the environment"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid settings in {where}: {problems}", hint="see README, 'Configuration'") from exc
+    settings.source = [name for name, _ in layers]
+    return settings

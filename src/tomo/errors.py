@@ -1,0 +1,60 @@
+"""Error types. Every error tomo raises to a person carries a hint that says how to fix it.
+
+The CLI prints ``str(error)`` and then the hint; nothing below the CLI prints. Errors are also used for control
+flow inside engines (mini-swe-agent style): a limit reached or a script exhausted is an exception the owner catches.
+"""
+
+from __future__ import annotations
+
+
+class TomoError(Exception):
+    """Base class: a message saying what was wrong and a ``hint`` saying how to fix it."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class ConfigError(TomoError):
+    """tomo.toml, an environment variable or a command-line value is invalid."""
+
+
+class ModelError(TomoError):
+    """A model provider failed or answered something tomo cannot use."""
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.provider = provider
+        self.status = status
+
+
+class ModelAuthError(ModelError):
+    """The provider rejected the credentials (401/403): the hint names the variable to set."""
+
+
+class ModelUnavailable(ModelError):
+    """No provider answered, or no model could be detected: the hint says how to connect one."""
+
+
+class ModelTimeout(ModelError):
+    """The provider did not answer within the timeout, after retries."""
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was asked for more replies than its script holds."""
+
+
+class ToolDefinitionError(TomoError):
+    """A tool function cannot be turned into a schema (a programming error, raised at registration)."""
+
+
+class SandboxError(TomoError):
+    """A sandbox could not be started or is not available on this machine."""
+
+
+class PrismError(TomoError):
+    """The code graph could not answer: unknown or ambiguous symbol, stale plan, unreadable root."""

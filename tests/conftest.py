@@ -1,0 +1,33 @@
+"""Shared fixtures. ``run_tomo`` runs the real CLI in a subprocess against *this* checkout's sources."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def tomo_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("COLUMNS", "200")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def run_tomo() -> Callable[..., subprocess.CompletedProcess[str]]:
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tomo", *args], capture_output=True, text=True, cwd=cwd,
+            env=tomo_env(**(env or {})), timeout=timeout, input=input,
+        )
+
+    return run

@@ -1,0 +1,9 @@
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class Product:
+    sku: str
+    name: str
+    price: Decimal

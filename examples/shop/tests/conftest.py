@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from shop.catalog import Product
 from shop.lines import OrderLine
 from shop.orders import Order

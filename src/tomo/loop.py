@@ -24,7 +24,6 @@ from tomo.events import (
     LimitReached,
     ModelCalled,
     ModelThinking,
-    Notice,
     NullSink,
     ReplyTruncated,
     ResultCapped,
@@ -140,9 +139,7 @@ async def run(
                 emit(AssistantSaid(name, message.content))
             out.truncated = reply.finish == "length"
             if out.truncated:
-                emit(ReplyTruncated(name, out.steps))
-                emit(Notice("warning", f"{name}: the reply at step {out.steps} was cut off at the token limit; "
-                                       "it is incomplete"))
+                emit(ReplyTruncated(name, out.steps))  # renderers show it as a warning: the answer is incomplete
             if not message.tool_calls:
                 out.text = message.content
                 return out

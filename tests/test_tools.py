@@ -237,9 +237,17 @@ def test_docstring_parser_reads_google_and_rest_styles() -> None:
 NAMES = st.sampled_from(["list_jobs", "show_job", "delete_job", "grep", "", "show_job ", "LIST_JOBS"])
 JSONISH = (st.none() | st.booleans() | st.integers(-5, 2000) | st.floats(allow_nan=True) | st.text(max_size=6)
            | st.lists(st.integers(), max_size=2) | st.fixed_dictionaries({"tenant": st.integers(900, 1200)}))
-KEYS = st.sampled_from(["job_id", "status", "verbose", "tenant_id", "tenant", "caller", "user", "x"]) | st.text(
-    max_size=6)
-ARGS = st.dictionaries(KEYS, JSONISH, max_size=4)
+OPTIONAL = {
+    "job_id": st.integers(0, 99) | JSONISH,
+    "status": st.sampled_from(["open", "done", "closed"]),
+    "verbose": st.booleans() | JSONISH,
+    "tenant_id": st.sampled_from([916, 1147, 1000]),
+    "tenant": st.sampled_from([916, 1147, 1000]),
+    "caller": JSONISH,
+}
+ARGS = (st.fixed_dictionaries({}, optional=OPTIONAL)
+        | st.fixed_dictionaries({}, optional={k: OPTIONAL[k] for k in ("job_id", "tenant_id", "status")})
+        | st.dictionaries(st.text(max_size=6), JSONISH, max_size=3))
 CALLS = st.builds(
     lambda name, args, broken: ToolCall("c", name, args, malformed="bad JSON" if broken else None,
                                         raw_args="{" if broken else None),

@@ -83,7 +83,9 @@ async def test_a_plain_answer_completes_with_the_prompt_first() -> None:
 async def test_tenant_injection_through_the_loop() -> None:
     tools = Counter()
     model = ScriptedModel([tool_reply(("list_jobs", {"tenant_id": 916})), {"content": "none"}])
-    out = await run(READER, model, tools.registry, CALLER, "list jobs of tenant 916")
+    sink = ListSink()
+    out = await run(READER, model, tools.registry, CALLER, "list jobs of tenant 916", sink=sink)
+    assert sink.of(ToolCalled)[0].summary == "empty result: list_jobs returned no jobs. (ignored tenant_id)"
     assert tools.runs["list_jobs"] == [1147]
     tool_msg = model.sent[1][-1]
     assert tool_msg.role == "tool" and "empty result: list_jobs returned no jobs" in tool_msg.content

@@ -197,12 +197,17 @@ def _check(limit: int | None, value: int, reason: StopReason) -> None:
 
 
 def _summary(result: ToolResult) -> str:
+    """One line for the user's log: counts for lists, the first line otherwise, and any caller keys dropped."""
     if result.capped:
-        return f"{result.shown:,} of {result.total:,} {result.unit} (capped)"
-    if result.ok and result.unit and result.unit != "characters":
-        return f"{result.total:,} {result.unit}"
-    first = result.text.split("\n", 1)[0]
-    return first if len(first) <= 100 else first[:97] + "..."
+        text = f"{result.shown:,} of {result.total:,} {result.unit} (capped)"
+    elif result.ok and result.unit and result.unit != "characters":
+        text = f"{result.total:,} {result.unit}"
+    else:
+        first = result.text.split("\n", 1)[0]
+        text = first if len(first) <= 200 else first[:197] + "..."
+    if result.dropped:
+        text += f" (ignored {', '.join(result.dropped)})"
+    return text
 
 
 def run_sync(

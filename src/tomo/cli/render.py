@@ -91,11 +91,11 @@ class RichSink:
     def _tool(self, e: ToolCalled) -> None:
         mark = ("  ✓ ", "green") if e.ok else ("  ✗ ", "red")
         call = f"{e.tool}({_args(e.args)})"
-        self.console.print(Text.assemble(mark, (call, "bold"), (" → ", "dim"), e.summary,
-                                         (f"  {e.seconds:.2f}s" if e.seconds >= 0.01 else "", "dim")))
+        self._one_line(Text.assemble(mark, (call, "bold"), (" → ", "dim"), e.summary,
+                                     (f"  {e.seconds:.2f}s" if e.seconds >= 0.01 else "", "dim")))
 
     def _refused(self, e: ToolRefused) -> None:
-        self.console.print(Text.assemble(("  ⊘ refused ", "bold red"), (e.tool, "bold"), (": ", "dim"), e.reason))
+        self._one_line(Text.assemble(("  ⊘ refused ", "bold red"), (e.tool, "bold"), (": ", "dim"), e.reason))
 
     def _capped(self, e: ResultCapped) -> None:
         self._line("yellow", f"  ⚠ {e.tool}: the model saw {e.shown:,} of {e.total:,} {e.unit} (result capped)")
@@ -122,6 +122,10 @@ class RichSink:
 
     def _line(self, style: str, text: str) -> None:
         self.console.print(Text(text, style=style))
+
+    def _one_line(self, text: Text) -> None:
+        """A log entry stays one line however long the call: the full text is in the transcript."""
+        self.console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
 
     def _stop_status(self) -> None:
         if self._status is not None:

@@ -41,6 +41,7 @@ class AgentSettings(BaseModel):
     force_tools: bool = False
     max_steps: int | None = None
     max_tool_calls: int | None = None
+    max_tokens_total: int | None = None
 
 
 class SandboxSettings(BaseModel):

@@ -1,0 +1,237 @@
+"""The loop against scripted models that misbehave on purpose: each guarantee is a count or a flag that could fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tomo.agents import Agent
+from tomo.events import (
+    JsonlSink,
+    LimitReached,
+    ListSink,
+    ModelCalled,
+    ModelThinking,
+    ReplyTruncated,
+    ResultCapped,
+    ToolCalled,
+    ToolRefused,
+    UsageReported,
+    read_jsonl,
+)
+from tomo.loop import Limits, Outcome, run, run_sync
+from tomo.models.messages import Message
+from tomo.models.scripted import ScriptedModel
+from tomo.tools import Caller, Registry, TenantId
+
+CALLER = Caller(user="ann", tenant=1147)
+
+
+class Counter:
+    """Tools with run counters, so a test can prove what ran and for whom."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, list[Any]] = {}
+        self.registry = Registry()
+        self.registry.register(self.echo)
+        self.registry.register(self.list_jobs, unit="jobs")
+        self.registry.register(self.delete_job)
+        self.registry.register(self.refs, cap=300, unit="references")
+
+    def _ran(self, name: str, value: Any) -> None:
+        self.runs.setdefault(name, []).append(value)
+
+    def echo(self, text: str) -> str:
+        """Say text back."""
+        self._ran("echo", text)
+        return f"echo: {text}"
+
+    def list_jobs(self, tenant_id: TenantId) -> list[str]:
+        """List the jobs of your tenant."""
+        self._ran("list_jobs", tenant_id)
+        return [] if tenant_id == 1147 else ["someone else's job"]
+
+    def delete_job(self, job_id: int) -> str:
+        """Delete a job."""
+        self._ran("delete_job", job_id)
+        return "deleted"
+
+    def refs(self, symbol: str) -> list[str]:
+        """Find references."""
+        self._ran("refs", symbol)
+        return [f"src/m{i}.py:{i}" for i in range(1234)]
+
+
+READER = Agent("reader", prompt="You read jobs.", tools=("echo", "list_jobs", "refs"))
+
+
+def tool_reply(*calls: tuple[str, Any], usage: int = 0) -> dict[str, Any]:
+    return {"tool_calls": [{"name": n, "args": a} for n, a in calls],
+            "usage": {"input_tokens": usage, "output_tokens": usage}}
+
+
+async def test_a_plain_answer_completes_with_the_prompt_first() -> None:
+    model = ScriptedModel([{"content": "hello", "usage": {"input_tokens": 5, "output_tokens": 2}}])
+    sink = ListSink()
+    out = await run(READER, model, Counter().registry, CALLER, "hi", sink=sink)
+    assert out.completed and out.text == "hello" and out.steps == 1 and out.usage.total == 7
+    assert [(m.role, m.content) for m in model.sent[0]] == [("system", "You read jobs."), ("user", "hi")]
+    assert [s.name for s in model.sent_tools[0]] == ["echo", "list_jobs", "refs"]
+    assert [type(e) for e in sink.events][:2] == [ModelThinking, ModelCalled]
+    assert sink.of(UsageReported)[-1].input_tokens == 5
+
+
+async def test_tenant_injection_through_the_loop() -> None:
+    tools = Counter()
+    model = ScriptedModel([tool_reply(("list_jobs", {"tenant_id": 916})), {"content": "none"}])
+    sink = ListSink()
+    out = await run(READER, model, tools.registry, CALLER, "list jobs of tenant 916", sink=sink)
+    assert sink.of(ToolCalled)[0].summary == "empty result: list_jobs returned no jobs. (ignored tenant_id)"
+    assert tools.runs["list_jobs"] == [1147]
+    tool_msg = model.sent[1][-1]
+    assert tool_msg.role == "tool" and "empty result: list_jobs returned no jobs" in tool_msg.content
+    assert "someone else's job" not in tool_msg.content and out.completed
+
+
+async def test_a_call_outside_the_allow_list_never_runs_and_the_model_is_told() -> None:
+    tools = Counter()
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("delete_job", {"job_id": 1})), {"content": "I may not delete."}])
+    out = await run(READER, model, tools.registry, CALLER, "delete job 1", sink=sink)
+    assert "delete_job" not in tools.runs
+    told = model.sent[1][-1]
+    assert told.is_error and told.content == (
+        "tool 'delete_job' is not available to agent 'reader'; available: echo, list_jobs, refs")
+    assert [e.tool for e in sink.of(ToolRefused)] == ["delete_job"] and out.completed
+
+
+async def test_unknown_tool_invalid_args_and_a_raising_handler_go_back_to_the_model() -> None:
+    tools = Counter()
+
+    def flaky(n: int) -> str:
+        """Always fails."""
+        raise RuntimeError("disk on fire")
+
+    tools.registry.register(flaky)
+    agent = Agent("a", tools=("echo", "flaky"))
+    model = ScriptedModel([
+        tool_reply(("grep", {"pattern": "x"}), ("echo", {"txt": "hi"}), ("flaky", {"n": 1})),
+        {"content": "giving up"},
+    ])
+    out = await run(agent, model, tools.registry, CALLER, "go")
+    answers = [m.content for m in model.sent[1] if m.role == "tool"]
+    assert answers[0] == "there is no tool named 'grep'; available: echo, flaky"
+    assert "text: required (expected string), but missing" in answers[1] and "txt: not a parameter" in answers[1]
+    assert answers[2] == "tool 'flaky' failed: RuntimeError: disk on fire"
+    assert out.completed and out.tool_calls == 3 and "echo" not in tools.runs
+
+
+async def test_a_model_calling_tools_forever_is_stopped_at_the_step_limit() -> None:
+    tools = Counter()
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("echo", {"text": str(i)})) for i in range(100)])
+    out = await run(READER, model, tools.registry, CALLER, "loop", Limits(max_steps=7), sink)
+    assert out.stopped_by == "steps" and out.steps == 7 and not out.completed
+    assert len(tools.runs["echo"]) == 7 and model.remaining == 93
+    assert [(e.limit, e.value) for e in sink.of(LimitReached)] == [("steps", 7)]
+    assert out.messages[-1].role == "user" and "the step limit (7 model calls) was reached" in out.messages[-1].content
+    told = [m for m in out.messages if "[tomo] This run was stopped" in m.content]
+    assert len(told) == 1  # the model is told once
+
+
+async def test_the_tool_call_limit_answers_every_call_and_stops() -> None:
+    tools = Counter()
+    model = ScriptedModel([tool_reply(*[("echo", {"text": str(i)}) for i in range(3)]) for _ in range(10)])
+    out = await run(READER, model, tools.registry, CALLER, "loop", Limits(max_tool_calls=5))
+    assert out.stopped_by == "tool_calls" and out.tool_calls == 5 and len(tools.runs["echo"]) == 5
+    assert out.steps == 2
+    second_answers = [m for m in out.messages[-4:-1] if m.role == "tool"]
+    assert [m.content for m in second_answers] == [
+        "echo: 0", "echo: 1", "not run: the tool-call limit (5 calls) was reached"]
+
+
+async def test_the_token_budget_stops_the_loop_like_the_step_limit() -> None:
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("echo", {"text": "x"}), usage=400) for _ in range(10)])
+    out = await run(READER, model, Counter().registry, CALLER, "go", Limits(max_tokens_total=2000), sink)
+    assert out.stopped_by == "tokens" and out.steps == 3 and out.usage.total == 2400
+    assert [(e.limit, e.value) for e in sink.of(LimitReached)] == [("tokens", 2000)]
+    assert [e.input_tokens for e in sink.of(ModelCalled)] == [400, 400, 400]
+
+
+async def test_a_length_finish_is_flagged_never_passed_on_as_complete() -> None:
+    sink = ListSink()
+    model = ScriptedModel([{"content": "The fix is to chan", "finish": "length"}])
+    out = await run(READER, model, Counter().registry, CALLER, "fix it", sink=sink)
+    assert out.truncated and not out.completed and out.finish == "length"
+    assert out.text == "The fix is to chan"
+    assert [e.step for e in sink.of(ReplyTruncated)] == [1]
+
+
+async def test_a_capped_result_is_described_in_words_to_the_model_and_the_user() -> None:
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("refs", {"symbol": "a.b"})), {"content": "many"}])
+    await run(READER, model, Counter().registry, CALLER, "refs", sink=sink)
+    seen = model.sent[1][-1].content
+    capped = sink.of(ResultCapped)[0]
+    assert capped.total == 1234 and capped.unit == "references" and 0 < capped.shown < 1234
+    assert seen.startswith(f"[showing {capped.shown} of 1,234 references; ask for a narrower query")
+    assert sink.of(ToolCalled)[0].summary == f"{capped.shown} of 1,234 references (capped)"
+
+
+async def test_force_tools_is_used_on_the_first_turn_and_cleared_after() -> None:
+    agent = Agent("forced", tools=("echo",), force_tools=True)
+    model = ScriptedModel([tool_reply(("echo", {"text": "a"})), tool_reply(("echo", {"text": "b"})),
+                           {"content": "done"}])
+    out = await run(agent, model, Counter().registry, CALLER, "go")
+    assert model.forced == [True, False, False] and out.completed
+    unforced = ScriptedModel([{"content": "done"}])
+    await run(READER, unforced, Counter().registry, CALLER, "go")
+    assert unforced.forced == [False]
+
+
+async def test_parallel_calls_in_one_reply_are_answered_in_order() -> None:
+    tools = Counter()
+    model = ScriptedModel([tool_reply(*[("echo", {"text": w}) for w in ["one", "two", "three"]]),
+                           {"content": "ok"}])
+    out = await run(READER, model, tools.registry, CALLER, "go")
+    sent = model.sent[1]
+    calls = sent[-4].tool_calls
+    answers = sent[-3:]
+    assert [a.tool_call_id for a in answers] == [c.id for c in calls]
+    assert [a.content for a in answers] == ["echo: one", "echo: two", "echo: three"]
+    assert tools.runs["echo"] == ["one", "two", "three"] and out.tool_calls == 3
+
+
+async def test_malformed_calls_have_their_own_retry_budget() -> None:
+    tools = Counter()
+    sink = ListSink()
+    fixed = ScriptedModel([tool_reply(("echo", '{"text": "a"')), tool_reply(("echo", {"text": "a"})),
+                           {"content": "ok"}])
+    out = await run(READER, fixed, tools.registry, CALLER, "go", Limits(max_malformed=2), sink)
+    assert out.completed and out.malformed_calls == 1 and out.tool_calls == 1 and tools.runs["echo"] == ["a"]
+    assert "was not run: arguments are not valid JSON" in fixed.sent[1][-1].content
+    stuck = ScriptedModel([tool_reply(("echo", "{nope")) for _ in range(10)])
+    out = await run(READER, stuck, Counter().registry, CALLER, "go", Limits(max_malformed=3, max_tool_calls=1), sink)
+    assert out.stopped_by == "malformed_calls" and out.malformed_calls == 3 and out.steps == 3
+    assert out.tool_calls == 0  # malformed calls do not spend the tool-call budget
+
+
+async def test_jsonl_transcript_records_the_run(tmp_path: Any) -> None:
+    path = tmp_path / "run.jsonl"
+    sink = JsonlSink(path)
+    model = ScriptedModel([tool_reply(("delete_job", {"job_id": 2}), ("echo", {"text": "x"})),
+                           {"content": "done", "usage": {"input_tokens": 3, "output_tokens": 4}}])
+    await run(READER, model, Counter().registry, CALLER, "go", sink=sink)
+    sink.close()
+    kinds = [row["kind"] for row in read_jsonl(path)]
+    assert kinds == ["model_thinking", "model_called", "tool_refused", "tool_called", "model_thinking",
+                     "model_called", "assistant_said", "usage"]
+    assert read_jsonl(path)[-1] == {"kind": "usage", "agent": "reader", "input_tokens": 3, "output_tokens": 4}
+
+
+def test_run_sync_keeps_the_given_history_untouched() -> None:
+    history = [Message.system("custom"), Message.user("hi")]
+    model = ScriptedModel([{"content": "hey"}])
+    out: Outcome = run_sync(READER, model, Counter().registry, CALLER, history)
+    assert len(history) == 2 and [m.role for m in out.messages] == ["system", "user", "assistant"]
+    assert model.sent[0][0].content == "custom"  # an existing system message is not replaced

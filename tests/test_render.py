@@ -1,0 +1,106 @@
+"""The rich renderer: a run rendered into a Console writing to a StringIO, asserted on its text."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from tomo.agents import Agent
+from tomo.cli.render import RichSink, events_from_jsonl, replay
+from tomo.events import JsonlSink, ListSink, Notice, StageDone, TeeSink
+from tomo.loop import Limits, run
+from tomo.models.scripted import ScriptedModel
+from tomo.tools import Caller, Registry
+
+
+def registry() -> Registry:
+    reg = Registry()
+
+    def refs(symbol: str) -> list[str]:
+        """Find references."""
+        return [f"src/m{i}.py:{i}" for i in range(500)]
+
+    def delete_job(job_id: int) -> str:
+        """Delete."""
+        return "deleted"
+
+    reg.register(refs, cap=200, unit="references")
+    reg.register(delete_job)
+    return reg
+
+
+def console() -> tuple[Console, io.StringIO]:
+    buf = io.StringIO()
+    return Console(file=buf, width=120, color_system=None, force_terminal=False), buf
+
+
+SCRIPT = [
+    {"content": "Looking.", "tool_calls": [{"name": "refs", "args": {"symbol": "a.b"}},
+                                           {"name": "delete_job", "args": {"job_id": 4}}],
+     "usage": {"input_tokens": 1200, "output_tokens": 30}},
+    {"tool_calls": [{"name": "refs", "args": {"symbol": "c"}}], "usage": {"input_tokens": 1500, "output_tokens": 9}},
+    {"content": "unreachable"},
+]
+
+
+async def test_a_run_renders_as_a_compact_log(tmp_path: Path) -> None:
+    con, buf = console()
+    sink = RichSink(con)
+    agent = Agent("reader", tools=("refs",))
+    transcript = tmp_path / "t.jsonl"
+    jsonl = JsonlSink(transcript)
+    await run(agent, ScriptedModel(SCRIPT), registry(), Caller("ann", 1), "go", Limits(max_steps=2),
+              TeeSink(sink, jsonl))
+    sink.close()
+    jsonl.close()
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("step 1 · scripted · ") and lines[0].endswith("1,200 in / 30 out · tool_calls")
+    assert lines[1] == "reader: Looking."
+    assert lines[2].startswith('  ✓ refs(symbol="a.b") → ') and "of 500 references (capped)" in lines[2]
+    assert lines[3].startswith("  ⚠ refs: the model saw ") and lines[3].endswith("of 500 references (result capped)")
+    assert lines[4] == ("  ⊘ refused delete_job: tool 'delete_job' is not available to agent 'reader'; "
+                        "available: refs")
+    assert "■ reader stopped: step limit reached (2)" in lines
+    assert lines[-1] == "tokens: 2,700 in · 39 out · 2,739 total"
+    assert "thinking" not in buf.getvalue()  # the status line is live only; it leaves nothing in the log
+
+    # the transcript replays to the same log
+    con2, buf2 = console()
+    assert replay(transcript, RichSink(con2)) == len(list(events_from_jsonl(transcript)))
+    assert _strip_times(buf2.getvalue()) == _strip_times(buf.getvalue())
+
+
+def test_truncation_notices_and_unknown_events_are_shown() -> None:
+    con, buf = console()
+    sink = RichSink(con)
+    model = ScriptedModel([{"content": "half an ans", "finish": "length"}])
+    events = ListSink()
+    from tomo.loop import run_sync
+
+    run_sync(Agent("w"), model, registry(), Caller("ann", 1), "go", sink=TeeSink(sink, events))
+    sink.emit(Notice("warning", "fell back to regex"))
+    sink.emit(StageDone("job1", "review", workers=3, tokens=10))
+    text = buf.getvalue()
+    assert "⚠ w: the reply at step 1 was cut off at the token limit; it is incomplete" in text
+    assert "warning: fell back to regex" in text
+    assert "stage_done: job_id=job1, stage=review, workers=3, tokens=10" in text
+
+
+def test_a_live_status_is_shown_on_a_terminal_while_the_model_thinks() -> None:
+    buf = io.StringIO()
+    con = Console(file=buf, width=100, force_terminal=True, color_system=None)
+    sink = RichSink(con)
+    model = ScriptedModel([{"content": "done"}])
+    from tomo.loop import run_sync
+
+    run_sync(Agent("w"), model, registry(), Caller("ann", 1), "go", sink=sink)
+    sink.close()
+    assert "w · scripted is thinking (step 1)…" in buf.getvalue()
+
+
+def _strip_times(text: str) -> str:
+    import re
+
+    return re.sub(r"\d+\.\d+s", "#s", text)

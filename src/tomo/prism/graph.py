@@ -156,7 +156,7 @@ class Graph:
         if col is not None:  # a use, not a definition: resolve it
             res = Resolver(self.conn)
             for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
-                for occ in marshal.loads(blob):
+                for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
                         v = self._bind_occurrence(res, frow[0], name, occ)
                         if v is not None and v[0] in ("def", "prop"):
@@ -199,7 +199,7 @@ class Graph:
                 (sym.name,)):
             if _FAMILY.get(lang, lang) != family:
                 continue
-            for occ in marshal.loads(blob):
+            for occ in _decode(res, fid, blob):
                 got = (self._classify_python(res, sym, fid, path, occ) if lang == "python"
                        else self._classify_other(sym, path, occ))
                 if got is None:
@@ -340,7 +340,7 @@ class Graph:
         res = Resolver(self.conn)
         out = []
         for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (fid,)):
-            for occ in marshal.loads(blob):
+            for occ in _decode(res, fid, blob):
                 line, col, scope, _recv, flags = occ
                 if not flags & CALL:
                     continue
@@ -417,6 +417,12 @@ class Graph:
 
 _DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line, f.lang"
                " FROM defs d JOIN files f ON f.id=d.file_id")
+
+
+def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
+    """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
+    scopes = res.info(fid).get("scopes") or [""]
+    return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
 
 
 def _symbol(r: Any) -> Symbol:

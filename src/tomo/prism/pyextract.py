@@ -475,6 +475,9 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             local_names[scope] = set(names) - globals_in.get(scope, set())
     module_names = set(binds.get(module, {}))
 
+    # occurrences store their scope as an index into info["scopes"]: a fraction of the bytes of the qualname
+    scope_list = [module] + [sc[2] for sc in scopes]
+    sidx = {q: i for i, q in enumerate(scope_list)}
     refs: dict[str, list[tuple[Any, ...]]] = {}
     si = 0
     nscopes = len(scopes)
@@ -505,12 +508,20 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 continue  # a local variable of its function: never a reference to anything else
             if name in _BUILTINS and name not in module_names:
                 continue
-        row, _ = n.start_point
-        refs.setdefault(name, []).append((row + 1, col_of(n), scope, recv, flags))
+        row, col = n.start_point
+        if lines is not None:
+            col = col_of(n)
+        occ = (row + 1, col, sidx[scope], recv, flags)
+        got = refs.get(name)
+        if got is None:
+            refs[name] = [occ]
+        else:
+            got.append(occ)
     for name, line, col, scope, recv, flags in extra_refs:
-        refs.setdefault(name, []).append((line, col, scope, recv, flags))
+        refs.setdefault(name, []).append((line, col, sidx.get(scope, 0), recv, flags))
 
     info = {
+        "scopes": scope_list,
         "binds": binds,
         "narrow": narrow,
         "all": all_names,

@@ -129,6 +129,6 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
     for n in nodes:
         name = src[n.start_byte : n.end_byte].decode("utf-8", "replace")
         row, col = n.start_point
-        refs.setdefault(name, []).append((row + 1, col, module, None, DEF if n.start_byte in def_bytes else 0))
+        refs.setdefault(name, []).append((row + 1, col, 0, None, DEF if n.start_byte in def_bytes else 0))
     error = _first_error(root) if root.has_error else None
-    return {"defs": defs, "refs": refs, "info": {}, "error": error}
+    return {"defs": defs, "refs": refs, "info": {"scopes": [module]}, "error": error}

@@ -45,6 +45,15 @@ class Caller:
 
 
 @dataclass(frozen=True, slots=True)
+class Callee:
+    """A call made inside a function: ``symbol`` is what it calls when prism could bind it, else ``None``."""
+
+    name: str
+    symbol: Symbol | None
+    reference: Reference
+
+
+@dataclass(frozen=True, slots=True)
 class ImpactItem:
     symbol: Symbol
     depth: int

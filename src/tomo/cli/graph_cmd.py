@@ -1,0 +1,275 @@
+"""`tomo graph ...`: prism's code graph on the command line.
+
+Every query has ``--json`` (a list of plain objects; every reference or edit row carries path, line, col and
+confidence). Errors (unknown or ambiguous symbol, stale plan) are :class:`~tomo.errors.PrismError` and print as a
+message plus a hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from tomo.cli import app
+from tomo.prism import Graph, Plan, Reference
+from tomo.prism.indexer import IndexStats
+
+graph_app = typer.Typer(help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
+                        no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+console = Console()
+RootOpt = typer.Option(Path("."), "--root", help="Repository root (default: current directory).")
+JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+def _open(root: Path) -> Graph:
+    return Graph.open(root)
+
+
+def _dump(obj: Any) -> None:
+    def conv(o: Any) -> Any:
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {f.name: conv(getattr(o, f.name)) for f in dataclasses.fields(o)}
+        if isinstance(o, list | tuple):
+            return [conv(x) for x in o]
+        if isinstance(o, dict):
+            return {k: conv(v) for k, v in o.items()}
+        return o
+
+    typer.echo(json.dumps(conv(obj), indent=2))
+
+
+def _table(*columns: str) -> Table:
+    table = Table(box=None)
+    for c in columns:
+        table.add_column(c, no_wrap=c in ("location", "symbol", "caller", "target", "confidence"))
+    return table
+
+
+def _conf(c: str) -> str:
+    return "[green]confirmed[/]" if c == "confirmed" else "[yellow]ambiguous[/]"
+
+
+@graph_app.command("index")
+def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
+    t0 = time.perf_counter()
+    if as_json:
+        g = _open(root)
+    else:
+        with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("index", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            g = Graph.open(root, progress=progress)
+    stats = g.stats
+    g.close()
+    seconds = time.perf_counter() - t0
+    if as_json:
+        _dump({"root": str(root.resolve()), "files": stats.files, "parsed": stats.parsed, "skipped": stats.skipped,
+               "removed": stats.removed, "seconds": round(seconds, 3),
+               "errors": [{"path": p, "error": e} for p, e in stats.errors]})
+        return
+    _print_stats(stats, seconds)
+
+
+def _print_stats(stats: IndexStats, seconds: float) -> None:
+    console.print(f"indexed {stats.files} files: [bold]{stats.parsed} parsed[/], {stats.skipped} unchanged, "
+                  f"{stats.removed} removed in {seconds:.2f}s")
+    if stats.errors:
+        console.print(f"[yellow]{len(stats.errors)} file(s) with syntax errors (indexed as far as they parse):[/]")
+        for path, err in stats.errors[:20]:
+            console.print(f"  {path}: {err}")
+        if len(stats.errors) > 20:
+            console.print(f"  ... and {len(stats.errors) - 20} more")
+
+
+@graph_app.command("symbols")
+def symbols_cmd(query: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+                limit: int = typer.Option(50, help="Show at most this many.")) -> None:
+    """Find definitions by qualified name, dotted suffix or part of the name."""
+    with _open(root) as g:
+        found = g.find_symbol(query, limit=limit)
+    if as_json:
+        _dump(found)
+        return
+    if not found:
+        console.print(f"no symbol matches `{query}`")
+        raise typer.Exit(1)
+    table = _table("symbol", "kind", "location")
+    for s in found:
+        table.add_row(s.qualname, s.kind, f"{s.path}:{s.line}:{s.col}")
+    console.print(table)
+
+
+@graph_app.command("def")
+def def_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Where SYMBOL (qualified name or path:line:col) is defined."""
+    with _open(root) as g:
+        s = g.definition(symbol)
+    if as_json:
+        _dump(s)
+        return
+    console.print(f"{s.qualname} ({s.kind}) at {s.path}:{s.line}:{s.col}")
+
+
+def _refs_table(refs: list[Reference]) -> None:
+    table = _table("location", "confidence", "kind", "code", "reason")
+    for r in refs:
+        table.add_row(f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.kind, r.text[:80], r.reason)
+    console.print(table)
+    n_conf = sum(r.confidence == "confirmed" for r in refs)
+    console.print(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
+
+
+@graph_app.command("refs")
+def refs_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Every reference to SYMBOL, each confirmed (proven binding) or ambiguous (with the reason)."""
+    with _open(root) as g:
+        refs = g.references(symbol)
+    if as_json:
+        _dump(refs)
+        return
+    _refs_table(refs)
+
+
+@graph_app.command("callers")
+def callers_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Call sites of SYMBOL and the function that contains each."""
+    with _open(root) as g:
+        callers = g.callers(symbol)
+    if as_json:
+        _dump([{"caller": c.symbol.qualname, **dataclasses.asdict(c.reference)} for c in callers])
+        return
+    table = _table("caller", "location", "confidence", "code")
+    for c in callers:
+        r = c.reference
+        table.add_row(c.symbol.qualname, f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.text[:70])
+    console.print(table)
+
+
+@graph_app.command("callees")
+def callees_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Calls made inside SYMBOL, bound to their targets where prism can prove it."""
+    with _open(root) as g:
+        callees = g.callees(symbol)
+    if as_json:
+        _dump([{"name": c.name, "target": c.symbol.qualname if c.symbol else None,
+                **dataclasses.asdict(c.reference)} for c in callees])
+        return
+    table = _table("calls", "target", "location", "confidence")
+    for c in callees:
+        r = c.reference
+        table.add_row(c.name, c.symbol.qualname if c.symbol else f"[dim]{r.reason}[/]",
+                      f"{r.path}:{r.line}:{r.col}", _conf(r.confidence))
+    console.print(table)
+
+
+@graph_app.command("impact")
+def impact_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+               depth: int = typer.Option(4, help="How many caller levels to follow.")) -> None:
+    """What may break if SYMBOL changes: transitive callers and importers, tests marked."""
+    with _open(root) as g:
+        items = g.impact(symbol, max_depth=depth)
+    if as_json:
+        _dump([{"symbol": i.symbol.qualname, "path": i.symbol.path, "line": i.symbol.line, "col": i.symbol.col,
+                "depth": i.depth, "via": i.via, "is_test": i.is_test, "confidence": i.confidence} for i in items])
+        return
+    table = _table("depth", "symbol", "via", "test", "confidence", "location")
+    for i in items:
+        table.add_row(str(i.depth), i.symbol.qualname, i.via, "test" if i.is_test else "", _conf(i.confidence),
+                      f"{i.symbol.path}:{i.symbol.line}")
+    console.print(table)
+    console.print(f"{len(items)} affected, {sum(i.is_test for i in items)} of them tests")
+
+
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    return {"symbol": dataclasses.asdict(plan.symbol), "new_name": plan.new_name,
+            "edits": [dataclasses.asdict(e) for e in plan.edits],
+            "conflicts": [dataclasses.asdict(c) for c in plan.conflicts],
+            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous)}
+
+
+def _print_plan(plan: Plan) -> None:
+    table = _table("location", "confidence", "reason")
+    for e in plan.edits:
+        table.add_row(f"{e.path}:{e.line}:{e.col}", _conf(e.confidence), e.reason)
+    console.print(table)
+    console.print(f"rename {plan.symbol.qualname} -> {plan.new_name}: {len(plan.confirmed)} confirmed edits, "
+                  f"{len(plan.ambiguous)} ambiguous, in {len(plan.files)} files")
+    for c in plan.conflicts:
+        console.print(f"[red]conflict[/] {c.path}:{c.line}:{c.col}: {c.reason}")
+
+
+@graph_app.command("rename-plan")
+def rename_plan_cmd(symbol: str, new: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+    """Every edit a rename of SYMBOL to NEW needs, confirmed or ambiguous, and any name collisions."""
+    with _open(root) as g:
+        plan = g.rename_plan(symbol, new)
+    if as_json:
+        _dump(_plan_json(plan))
+        return
+    _print_plan(plan)
+
+
+@graph_app.command("rename")
+def rename_cmd(symbol: str, new: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+               apply: bool = typer.Option(False, "--apply", help="Write the edits (all files or none)."),
+               ambiguous: bool = typer.Option(False, "--ambiguous", help="Also apply the ambiguous edits."),
+               force: bool = typer.Option(False, "--force", help="Apply even when the plan reports conflicts."),
+               verify: str = typer.Option("", "--verify", help="Command to run after applying, e.g. 'pytest -q'.")
+               ) -> None:
+    """Rename SYMBOL to NEW: with --apply, write confirmed edits atomically, then run --verify CMD."""
+    with _open(root) as g:
+        plan = g.rename_plan(symbol, new)
+        if not apply:
+            if as_json:
+                _dump(_plan_json(plan) | {"applied": False})
+            else:
+                _print_plan(plan)
+                console.print("[dim]dry run: pass --apply to write these edits[/]")
+            return
+        if plan.conflicts and not force:
+            if not as_json:
+                _print_plan(plan)
+            from tomo.errors import PrismError
+
+            raise PrismError(f"renaming to `{new}` collides with {len(plan.conflicts)} existing binding(s);"
+                             " nothing was written", hint="pick another name, or pass --force to apply anyway")
+        applied = g.apply(plan, include_ambiguous=ambiguous)
+    result: dict[str, Any] = {"applied": True, "files": list(applied.files), "edits_applied": applied.edits_applied,
+                              "edits_skipped": applied.edits_skipped, "skipped_reasons": list(applied.skipped_reasons)}
+    if not as_json:
+        console.print(f"renamed {plan.symbol.qualname} -> {new}: {applied.edits_applied} edits in "
+                      f"{len(applied.files)} files ({applied.edits_skipped} ambiguous edits not applied)")
+    ok = True
+    if verify:
+        proc = subprocess.run(verify, shell=True, cwd=root, capture_output=True, text=True)
+        ok = proc.returncode == 0
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+        result["verify"] = {"command": verify, "exit_code": proc.returncode, "passed": ok, "output_tail": tail}
+        if not as_json:
+            if ok:
+                console.print(f"[green]verify passed[/]: `{verify}` exited 0")
+            else:
+                console.print(f"[bold red]verify FAILED[/]: `{verify}` exited {proc.returncode}; the rename is "
+                              "still applied (revert it with your VCS, e.g. `git checkout -- .`)")
+                for line in tail:
+                    console.print(f"  {line}", markup=False)
+    if as_json:
+        _dump(result)
+    if not ok:
+        raise typer.Exit(1)

@@ -1,0 +1,443 @@
+"""The code graph: open (build or refresh) the index of a repository and answer questions about its symbols.
+
+Every answer is a plain dataclass from :mod:`tomo.prism.model`. A reference is ``confirmed`` only when the binding
+was proven through scopes, imports, inheritance or a local type; everything else that could be the symbol is
+reported ``ambiguous`` with the reason, and nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import marshal
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tomo.errors import PrismError
+from tomo.prism import indexer, store
+from tomo.prism.indexer import IndexStats, Progress
+from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
+from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
+from tomo.prism.resolve import Resolver, Value
+
+SymbolLike = str | Symbol
+_FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
+UNBOUND = "name match, not bound"
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A reference with the facts behind it (the enclosing scope and file id), for callers/impact/rename."""
+
+    file_id: int
+    scope: str
+    ref: Reference
+
+
+class Graph:
+    """A repository's code graph. ``Graph.open(root)`` builds or refreshes ``root/.tomo/index.sqlite``."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection, stats: IndexStats) -> None:
+        self.root = root
+        self.conn = conn
+        self.stats = stats
+        self._lines: dict[str, list[str]] = {}
+
+    # ---- lifecycle -------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str] = ".", *, progress: Progress | None = None,
+             workers: int | None = None) -> Graph:
+        path = Path(root).resolve()
+        if not path.is_dir():
+            raise PrismError(f"cannot index {path}: not a directory", hint="pass --root DIR with an existing directory")
+        conn, fresh = store.connect(path)
+        stats = indexer.refresh(path, conn, fresh, progress=progress, workers=workers)
+        return cls(path, conn, stats)
+
+    def refresh(self, progress: Progress | None = None) -> IndexStats:
+        """Re-parse files changed on disk since the last refresh (cheap when nothing changed)."""
+        self.stats = indexer.refresh(self.root, self.conn, False, progress=progress)
+        self._lines.clear()
+        return self.stats
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def errors(self) -> list[tuple[str, str]]:
+        """Files that did not parse cleanly: (path, first error). They are indexed as far as they parse."""
+        return self.stats.errors
+
+    # ---- symbols -----------------------------------------------------------------------------------------------
+
+    def find_symbol(self, query: str, limit: int = 50) -> list[Symbol]:
+        """Definitions whose qualified name is ``query``, ends with ``.query``, or whose name contains it."""
+        q = query.strip()
+        if not q:
+            return []
+        rows = self._defs_matching(q)
+        if not rows:
+            rows = self.conn.execute(
+                _DEF_SELECT + " WHERE d.name LIKE ? ESCAPE '\\' ORDER BY length(d.name), d.qualname LIMIT ?",
+                (f"%{_like(q.split('.')[-1])}%", limit)).fetchall()
+        return [_symbol(r) for r in rows[:limit]]
+
+    def _defs_matching(self, q: str) -> list[Any]:
+        name = q.split(".")[-1]
+        rows = self.conn.execute(_DEF_SELECT + " WHERE d.name=? ORDER BY d.qualname", (name,)).fetchall()
+        exact = [r for r in rows if r[0] == q]
+        if exact:
+            return exact
+        if "." in q:
+            return [r for r in rows if r[0].endswith("." + q)]
+        return rows
+
+    def symbol(self, spec: SymbolLike) -> Symbol:
+        """The one symbol ``spec`` names (qualified name, unique suffix/name, or ``path:line[:col]``); else an error."""
+        if isinstance(spec, Symbol):
+            return spec
+        s = spec.strip()
+        loc = _parse_location(s)
+        if loc is not None:
+            return self._symbol_at(*loc)
+        rows = self._defs_matching(s)
+        if not rows:
+            module = self._module_symbol(s)
+            if module is not None:
+                return module
+        if len(rows) == 1:
+            return _symbol(rows[0])
+        if len(rows) > 1:
+            listing = "\n".join(f"  {r[0]}  ({r[2]}, {r[3]}:{r[4]})" for r in rows[:20])
+            more = f"\n  ... and {len(rows) - 20} more" if len(rows) > 20 else ""
+            raise PrismError(f"`{s}` matches {len(rows)} symbols:\n{listing}{more}",
+                             hint="pass one of the qualified names above, or path:line:col")
+        raise PrismError(f"no symbol named `{s}`", hint=self._suggest(s))
+
+    def _suggest(self, s: str) -> str:
+        name = s.split(".")[-1]
+        names = [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT name FROM defs WHERE name LIKE ? OR length(name) BETWEEN ? AND ?",
+            (f"{_like(name[:2])}%", len(name) - 2, len(name) + 2))]
+        close = difflib.get_close_matches(name, names, n=5, cutoff=0.6)
+        if not close:
+            return "run `tomo graph symbols QUERY` to search, or `tomo graph index` if the file is new"
+        quals = []
+        for c in close:
+            quals += [r[0] for r in self.conn.execute("SELECT qualname FROM defs WHERE name=? LIMIT 3", (c,))]
+        return "did you mean: " + ", ".join(quals[:8]) + "?"
+
+    def _module_symbol(self, module: str) -> Symbol | None:
+        row = self.conn.execute("SELECT path, lang FROM files WHERE module=? LIMIT 1", (module,)).fetchone()
+        if row is None:
+            return None
+        return Symbol(module, module.split(".")[-1], "module", row[0], 1, 0, 0, row[1])
+
+    def _symbol_at(self, path: str, line: int, col: int | None) -> Symbol:
+        rel = self._rel(path)
+        frow = self.conn.execute("SELECT id FROM files WHERE path=?", (rel,)).fetchone()
+        if frow is None:
+            raise PrismError(f"{rel} is not in the index", hint="check the path (relative to the root) or re-index")
+        rows = self.conn.execute(_DEF_SELECT + " WHERE d.file_id=? AND d.line=? ORDER BY d.col",
+                                 (frow[0], line)).fetchall()
+        for r in rows:
+            if col is None or r[4] <= col < r[4] + len(r[1]):
+                return _symbol(r)
+        if col is not None:  # a use, not a definition: resolve it
+            res = Resolver(self.conn)
+            for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
+                for occ in _decode(res, frow[0], blob):
+                    if occ[0] == line and occ[1] <= col < occ[1] + len(name):
+                        v = self._bind_occurrence(res, frow[0], name, occ)
+                        if v is not None and v[0] in ("def", "prop"):
+                            return self.symbol(v[1])
+                        if v is not None and v[0] == "mod":
+                            m = self._module_symbol(v[1])
+                            if m is not None:
+                                return m
+                        raise PrismError(f"`{name}` at {rel}:{line}:{col} is not bound to an indexed definition",
+                                         hint="it may be a builtin, a third-party name or an untyped attribute")
+        raise PrismError(f"no symbol at {rel}:{line}" + (f":{col}" if col is not None else ""),
+                         hint="point at a definition's or reference's name (line is 1-based, col 0-based)")
+
+    def _rel(self, path: str) -> str:
+        p = Path(path)
+        if p.is_absolute():
+            try:
+                return p.resolve().relative_to(self.root).as_posix()
+            except ValueError as exc:
+                raise PrismError(f"{path} is outside the graph root {self.root}", hint="use a path under the root") \
+                    from exc
+        return p.as_posix()
+
+    def definition(self, symbol: SymbolLike) -> Symbol:
+        return self.symbol(symbol)
+
+    # ---- references --------------------------------------------------------------------------------------------
+
+    def references(self, symbol: SymbolLike) -> list[Reference]:
+        """Every place that refers to ``symbol`` (its definition included), confirmed or ambiguous with a reason."""
+        return [o.ref for o in self.occurrences(symbol)]
+
+    def occurrences(self, symbol: SymbolLike) -> list[Occurrence]:
+        sym = self.symbol(symbol)
+        res = Resolver(self.conn)
+        out: list[Occurrence] = []
+        family = _FAMILY.get(sym.language, sym.language)
+        for fid, path, lang, blob in self.conn.execute(
+                "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
+                (sym.name,)):
+            if _FAMILY.get(lang, lang) != family:
+                continue
+            for occ in _decode(res, fid, blob):
+                got = (self._classify_python(res, sym, fid, path, occ) if lang == "python"
+                       else self._classify_other(sym, path, occ))
+                if got is None:
+                    continue
+                conf, reason, kind = got
+                out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
+                                                             conf, reason, kind)))
+        out.sort(key=lambda o: (o.ref.path, o.ref.line, o.ref.col))
+        return out
+
+    def _classify_other(self, sym: Symbol, path: str, occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
+        line, col, _scope, _recv, flags = occ
+        if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
+            return "confirmed", "", "definition"
+        return "ambiguous", UNBOUND, "definition" if flags & DEF else "reference"
+
+    def _classify_python(self, res: Resolver, sym: Symbol, fid: int, path: str,
+                         occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
+        line, col, scope, recv, flags = occ
+        target = sym.qualname
+        if flags & STRING:
+            return self._classify_string(res, sym, fid, scope, recv or "", flags)
+        if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
+            return "confirmed", "", "definition"
+        kind = "import" if flags & (IMPORT | MODPATH) else "call" if flags & CALL else "reference"
+        if flags & DEF:
+            kind = "definition"
+        if flags & MODPATH:
+            if sym.kind != "module":
+                return None
+            mod = f"{recv}.{sym.name}" if recv else sym.name
+            return ("confirmed", "", kind) if mod == target else None
+        v = self._bind_occurrence(res, fid, sym.name, occ)
+        if v is not None and v[0] in ("def", "prop") and v[1] == target:
+            return "confirmed", "", kind
+        if v is not None and v[0] == "mod" and v[1] == target:
+            return "confirmed", "", kind
+        if flags & DEF and sym.kind == "method" and v is not None and v[0] == "def":
+            return self._override(res, sym, v[1])
+        if v is not None:
+            return None  # bound to something else, provably
+        if recv is None:
+            if flags & IMPORT:
+                return "ambiguous", "import not resolved in the index", kind
+            return "ambiguous", f"`{sym.name}` is not bound to an indexed definition here", kind
+        if flags & IMPORT:
+            return None  # from an external module
+        rv = res.type_of(res.eval(fid, scope, recv, line))
+        if rv is None:
+            return "ambiguous", f"untyped receiver `{recv}`", kind
+        if rv[0] == "ext":
+            return None
+        if rv[0] == "inst" and sym.kind in ("method", "attribute", "variable"):
+            owner = sym.qualname.rsplit(".", 1)[0]
+            if owner in res.mro(rv[1]) or not res.has_unknown_base(rv[1]):
+                # the receiver's class is fully known and lacks the name, or would have found it: dynamic at most
+                return "ambiguous", f"`{recv}` is a {rv[1]} that has no `{sym.name}`", kind
+            return "ambiguous", f"`{recv}` is a {rv[1]} whose bases are not all indexed", kind
+        return None
+
+    def _override(self, res: Resolver, sym: Symbol, other: str) -> tuple[Confidence, str, str] | None:
+        owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
+        if owner in res.mro(other_owner):
+            return "ambiguous", f"overrides {sym.qualname} in subclass {other_owner}", "definition"
+        if other_owner in res.mro(owner):
+            return "ambiguous", f"the base method {other} that {sym.qualname} overrides", "definition"
+        return None
+
+    def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
+        line, _col, scope, recv, flags = occ
+        if flags & STRING:
+            return None
+        if flags & MODPATH:
+            return res._module_value(f"{recv}.{name}" if recv else name)
+        if flags & IMPORT:
+            return res.attribute(res._module_value(recv), name)
+        if recv is None:
+            return res.lookup(fid, scope, name, line)
+        rv = res.type_of(res.eval(fid, scope, recv, line))
+        if rv is None:
+            return None
+        return res.attribute(rv, name)
+
+    def _classify_string(self, res: Resolver, sym: Symbol, fid: int, scope: str, recv: str,
+                         flags: int) -> tuple[Confidence, str, str] | None:
+        ctx, _, text = recv.partition("|")
+        if flags & ALL:
+            v = res.lookup(fid, res.module_name(fid), sym.name, 10**9)
+            if v is not None and v[0] == "def" and v[1] == sym.qualname:
+                return "confirmed", "", "string"
+            return None if v is not None else ("ambiguous", "__all__ entry", "string")
+        if "." in text and not text.endswith(sym.name) and not text.startswith(sym.name + "."):
+            pass
+        fn = ctx.rsplit(".", 1)[-1]
+        if fn in ("getattr", "hasattr", "setattr", "delattr"):
+            return "ambiguous", "getattr string", "string"
+        if "patch" in ctx:
+            return "ambiguous", "mock.patch target", "string"
+        if fn in ("import_module", "__import__") or ctx.endswith("import_string"):
+            return "ambiguous", "dynamic import", "string"
+        return "ambiguous", "string mention", "string"
+
+    def _line(self, path: str, line: int) -> str:
+        lines = self._lines.get(path)
+        if lines is None:
+            try:
+                lines = (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                lines = []
+            self._lines[path] = lines
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    # ---- calls -------------------------------------------------------------------------------------------------
+
+    def callers(self, symbol: SymbolLike) -> list[Caller]:
+        """Call sites of ``symbol`` with the function (or module) that contains each."""
+        sym = self.symbol(symbol)
+        out = []
+        for o in self.occurrences(sym):
+            if o.ref.kind != "call":
+                continue
+            out.append(Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref))
+        return out
+
+    def _scope_symbol(self, fid: int, scope: str, path: str) -> Symbol:
+        row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
+        if row is not None:
+            return _symbol(row)
+        return Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0, "python")
+
+    def callees(self, symbol: SymbolLike) -> list[Callee]:
+        """Calls made inside ``symbol``'s body, each bound to its target when prism can prove it."""
+        sym = self.symbol(symbol)
+        frow = self.conn.execute("SELECT id, lang FROM files WHERE path=?", (sym.path,)).fetchone()
+        if frow is None:
+            return []
+        fid, lang = frow
+        res = Resolver(self.conn)
+        out = []
+        for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (fid,)):
+            for occ in _decode(res, fid, blob):
+                line, col, scope, _recv, flags = occ
+                if not flags & CALL:
+                    continue
+                if lang == "python":
+                    if scope != sym.qualname and not scope.startswith(sym.qualname + "."):
+                        continue
+                elif not (sym.line <= line <= max(sym.end_line, sym.line)):
+                    continue
+                v = self._bind_occurrence(res, fid, name, occ) if lang == "python" else None
+                target = self._value_symbol(v)
+                conf: Confidence = "confirmed" if target is not None else "ambiguous"
+                reason = "" if target else (UNBOUND if lang != "python" else "call target not bound")
+                out.append(Callee(name, target, Reference(sym.path, line, col, self._line(sym.path, line), conf,
+                                                          reason, "call")))
+        out.sort(key=lambda c: (c.reference.line, c.reference.col))
+        return out
+
+    def _value_symbol(self, v: Value) -> Symbol | None:
+        if v is None:
+            return None
+        if v[0] in ("def", "prop"):
+            row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=?", (v[1],)).fetchone()
+            return _symbol(row) if row else None
+        if v[0] == "mod":
+            return self._module_symbol(v[1])
+        return None
+
+    def impact(self, symbol: SymbolLike, max_depth: int = 4, limit: int = 500) -> list[ImpactItem]:
+        """What may break if ``symbol`` changes: transitive callers and importers, tests marked."""
+        sym = self.symbol(symbol)
+        seen = {sym.qualname}
+        out: list[ImpactItem] = []
+        frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]
+        for depth in range(1, max_depth + 1):
+            nxt: list[tuple[Symbol, Confidence]] = []
+            for s, conf in frontier:
+                if s.kind == "module":
+                    continue
+                for o in self.occurrences(s):
+                    if o.ref.kind not in ("call", "import", "reference"):
+                        continue
+                    via = "import" if o.ref.kind == "import" else "call"
+                    owner = self._scope_symbol(o.file_id, o.scope, o.ref.path)
+                    if owner.qualname in seen:
+                        continue
+                    seen.add(owner.qualname)
+                    c: Confidence = "confirmed" if conf == "confirmed" and o.ref.confidence == "confirmed" \
+                        else "ambiguous"
+                    out.append(ImpactItem(owner, depth, via, is_test_path(owner.path), c))
+                    nxt.append((owner, c))
+                    if len(out) >= limit:
+                        return out
+            frontier = nxt
+        return out
+
+    # ---- rename ------------------------------------------------------------------------------------------------
+
+    def rename_plan(self, symbol: SymbolLike, new: str) -> Plan:
+        from tomo.prism.rename import plan_rename
+
+        return plan_rename(self, self.symbol(symbol), new)
+
+    def apply(self, plan: Plan, include_ambiguous: bool = False) -> Applied:
+        from tomo.prism.rename import apply_plan
+
+        applied = apply_plan(self.root, plan, include_ambiguous)
+        self.refresh()
+        return applied
+
+    def iter_files(self, lang: str | None = None) -> Iterator[tuple[int, str]]:
+        sql = "SELECT id, path FROM files" + (" WHERE lang=?" if lang else "")
+        yield from self.conn.execute(sql, (lang,) if lang else ())
+
+
+_DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line, f.lang"
+               " FROM defs d JOIN files f ON f.id=d.file_id")
+
+
+def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
+    """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
+    scopes = res.info(fid).get("scopes") or [""]
+    return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
+
+
+def _symbol(r: Any) -> Symbol:
+    return Symbol(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+
+
+def _like(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _parse_location(s: str) -> tuple[str, int, int | None] | None:
+    parts = s.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    parts = s.rsplit(":", 1)
+    if len(parts) == 2 and parts[1].isdigit() and ("/" in parts[0] or "." in parts[0]):
+        return parts[0], int(parts[1]), None
+    return None

@@ -1,0 +1,195 @@
+"""Rename: plan every edit with its confidence, then apply all files or none.
+
+A plan records the content hash of every file it touches; applying refuses when any of them changed since, and
+checks that each edit still finds the old name at its position. Files are written to a temporary sibling and
+moved into place with ``os.replace`` only after every new content has been computed and written.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tomo.errors import PrismError
+from tomo.prism.indexer import file_hash
+from tomo.prism.model import Applied, Conflict, Edit, Plan, Symbol
+from tomo.prism.resolve import Resolver
+
+if TYPE_CHECKING:
+    from tomo.prism.graph import Graph, Occurrence
+
+DOC_EXTS = (".md", ".rst", ".txt")
+_SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "env", "target", "dist", "build"}
+
+
+def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
+    if not new.isidentifier() or keyword.iskeyword(new):
+        raise PrismError(f"`{new}` is not a valid identifier", hint="pass a name like new_name (letters, digits, _)")
+    if new == sym.name:
+        raise PrismError(f"`{sym.qualname}` is already named `{new}`", hint="pass a different new name")
+    graph.refresh()
+    occs = graph.occurrences(sym)
+    edits: list[Edit] = []
+    covered: set[tuple[str, int, int]] = set()
+    for o in occs:
+        r = o.ref
+        covered.add((r.path, r.line, r.col))
+        edits.append(Edit(r.path, r.line, r.col, sym.name, new, r.confidence, r.reason))
+    conflicts = _conflicts(graph, sym, new, occs) if sym.language == "python" else []
+    edits += _doc_mentions(graph, sym, new, covered)
+    edits.sort(key=lambda e: (e.path, e.line, e.col))
+    hashes = {}
+    for path in sorted({e.path for e in edits}):
+        hashes[path] = file_hash((graph.root / path).read_bytes())
+    return Plan(sym, new, tuple(edits), tuple(conflicts), hashes)
+
+
+def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> list[Conflict]:
+    res = Resolver(graph.conn)
+    out: list[Conflict] = []
+    seen: set[tuple[str, int, int]] = set()
+    owner = sym.qualname.rsplit(".", 1)[0]
+    existing = res.definition(f"{owner}.{new}")
+    if existing is None and sym.kind in ("method", "attribute", "variable"):
+        d = res.definition(owner)
+        if d is not None and d[3] == "class":
+            m = res.member(owner, new)
+            existing = res.definition(m) if m else None
+    if existing is not None:
+        fpath = res.file(existing[0])[0]
+        out.append(Conflict(fpath, existing[4], existing[5], f"`{existing[1]}` already exists as {existing[3]}"
+                                                            f" {existing[1]!s} in {owner}"))
+        seen.add((fpath, existing[4], existing[5]))
+    for o in occs:
+        r = o.ref
+        if r.confidence != "confirmed" or r.kind == "string":
+            continue
+        line = graph._line(r.path, r.line)
+        if f".{sym.name}" in line and r.kind not in ("definition", "import"):
+            continue  # attribute access: the receiver's namespace was checked above
+        v = res.lookup(o.file_id, o.scope, new, r.line)
+        if v is not None and (r.path, r.line, r.col) not in seen:
+            what = v[1] if v[0] in ("def", "mod", "ext") else "a local name"
+            out.append(Conflict(r.path, r.line, r.col, f"`{new}` is already bound here (to {what})"))
+            seen.add((r.path, r.line, r.col))
+    return out
+
+
+def _doc_mentions(graph: Graph, sym: Symbol, new: str, covered: set[tuple[str, int, int]]) -> list[Edit]:
+    """Mentions in comments, docstrings and docs files: always ambiguous (reason "docs")."""
+    word = re.compile(rf"(?<![\w]){re.escape(sym.name)}(?![\w])")
+    out: list[Edit] = []
+    py_files = [p for _, p in graph.iter_files("python")]
+    for path in py_files + _doc_files(graph.root):
+        try:
+            text = (graph.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if sym.name not in text:
+            continue
+        is_py = path.endswith((".py", ".pyi"))
+        tree = None
+        for i, line in enumerate(text.splitlines(), 1):
+            if sym.name not in line:
+                continue
+            for m in word.finditer(line):
+                if (path, i, m.start()) in covered:
+                    continue
+                if is_py:
+                    if tree is None:
+                        tree = _parse_py(text)
+                    if not _in_comment_or_string(tree, i - 1, m.start(), line):
+                        continue
+                out.append(Edit(path, i, m.start(), sym.name, new, "ambiguous", "docs"))
+    return out
+
+
+def _doc_files(root: Path) -> list[str]:
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        for f in files:
+            if f.endswith(DOC_EXTS):
+                out.append(Path(dirpath, f).relative_to(root).as_posix())
+    return out
+
+
+def _parse_py(text: str):  # type: ignore[no-untyped-def]
+    from tomo.prism.pyextract import _setup
+
+    parser = _setup()[0]
+    return parser.parse(text.encode("utf-8"))
+
+
+def _in_comment_or_string(tree, row: int, col: int, line: str) -> bool:  # type: ignore[no-untyped-def]
+    bcol = len(line[:col].encode("utf-8"))
+    node = tree.root_node.descendant_for_point_range((row, bcol), (row, bcol))
+    while node is not None:
+        if node.type in ("comment", "string", "string_content"):
+            return True
+        if node.type in ("identifier", "block", "module"):
+            return False
+        node = node.parent
+    return False
+
+
+def apply_plan(root: Path, plan: Plan, include_ambiguous: bool = False) -> Applied:
+    chosen = [e for e in plan.edits if e.confidence == "confirmed" or include_ambiguous]
+    skipped = [e for e in plan.edits if e not in chosen]
+    by_file: dict[str, list[Edit]] = {}
+    for e in chosen:
+        by_file.setdefault(e.path, []).append(e)
+    # 1. every file must be exactly as planned
+    contents: dict[str, bytes] = {}
+    for path in by_file:
+        try:
+            data = (root / path).read_bytes()
+        except OSError as exc:
+            raise PrismError(f"cannot read {path}: {exc}", hint="re-run the rename plan") from exc
+        want = plan.file_hashes.get(path)
+        if want is None or file_hash(data) != want:
+            raise PrismError(f"{path} changed since the plan was made; nothing was written",
+                             hint="make a new plan (tomo graph rename-plan) and apply that")
+        contents[path] = data
+    # 2. compute every new content before writing anything
+    new_contents: dict[str, bytes] = {}
+    for path, edits in by_file.items():
+        text = contents[path].decode("utf-8")
+        lines = text.splitlines(keepends=True)
+        for e in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
+            if not 0 < e.line <= len(lines) or lines[e.line - 1][e.col : e.col + len(e.old)] != e.old:
+                raise PrismError(f"{path}:{e.line}:{e.col} does not hold `{e.old}`; nothing was written",
+                                 hint="the plan does not match the file; make a new plan")
+            ln = lines[e.line - 1]
+            lines[e.line - 1] = ln[: e.col] + e.new + ln[e.col + len(e.old) :]
+        new_contents[path] = "".join(lines).encode("utf-8")
+    # 3. write temp files, then move them all into place; undo the moves if one fails
+    temps: dict[str, str] = {}
+    try:
+        for path, data in new_contents.items():
+            target = root / path
+            fd, tmp = tempfile.mkstemp(prefix=".tomo-", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+            temps[path] = tmp
+        done: list[str] = []
+        try:
+            for path, tmp in temps.items():
+                os.replace(tmp, root / path)
+                done.append(path)
+        except OSError as exc:
+            for path in done:
+                (root / path).write_bytes(contents[path])
+            raise PrismError(f"writing {path} failed ({exc}); the files already written were restored",
+                             hint="check permissions and disk space, then apply again") from exc
+    finally:
+        for tmp in temps.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    reasons = sorted({f"{e.reason or e.confidence}" for e in skipped})
+    return Applied(tuple(sorted(new_contents)), len(chosen), len(skipped), tuple(reasons))

@@ -1,0 +1,488 @@
+"""Python binding resolution over the stored facts, at query time.
+
+A *value* says what a name or expression is, as far as prism can prove it:
+
+- ``("mod", "pkg.mod")``: a module in the index;  ``("ext", "os.path")``: something outside the index;
+- ``("def", qualname)``: a definition in the index (class, function, method, variable, attribute);
+- ``("inst", class_qualname)``: an instance of an indexed class;
+- ``("local", file_id, scope, rhs, annotation, line)``: a local variable, typed through its assignment;
+- ``None``: unknown. Unknown is never turned into a guess; the caller reports it as ambiguous.
+
+Everything is memoised per :class:`Resolver` (one per query), so resolving hundreds of occurrences of one name
+costs a handful of blob decodes.
+"""
+
+from __future__ import annotations
+
+import marshal
+import sqlite3
+from typing import Any
+
+Value = tuple[Any, ...] | None
+
+_MAX_DEPTH = 12
+_PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "functional.cached_property")
+
+
+class Resolver:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._info: dict[int, dict[str, Any]] = {}
+        self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
+        self._mod: dict[str, int | None] = {}
+        self._def: dict[str, tuple[Any, ...] | None] = {}
+        self._mro: dict[str, list[str]] = {}
+        self._member: dict[tuple[str, str], str | None] = {}
+        self._fixture: dict[tuple[int, str], Value] = {}
+        self._stack: set[tuple[Any, ...]] = set()
+
+    # ---- stored facts --------------------------------------------------------------------------------------------
+
+    def info(self, fid: int) -> dict[str, Any]:
+        got = self._info.get(fid)
+        if got is None:
+            row = self.conn.execute("SELECT info FROM files WHERE id=?", (fid,)).fetchone()
+            got = marshal.loads(row[0]) if row and row[0] else {}
+            self._info[fid] = got
+        return got
+
+    def file(self, fid: int) -> tuple[str, str, bool, str]:
+        got = self._file.get(fid)
+        if got is None:
+            row = self.conn.execute("SELECT path, module, is_pkg, lang FROM files WHERE id=?", (fid,)).fetchone()
+            got = (row[0], row[1], bool(row[2]), row[3]) if row else ("", "", False, "")
+            self._file[fid] = got
+        return got
+
+    def module_file(self, module: str) -> int | None:
+        """The file of a module, by its dotted name under a source root, else by its package import name."""
+        if module in self._mod:
+            return self._mod[module]
+        row = self.conn.execute("SELECT id FROM files WHERE module=? AND lang='python' ORDER BY is_pkg DESC LIMIT 1",
+                                (module,)).fetchone()
+        if row is None:
+            rows = self.conn.execute("SELECT id FROM files WHERE import_name=? AND lang='python' LIMIT 2",
+                                     (module,)).fetchall()
+            row = rows[0] if len(rows) == 1 else None
+        fid = row[0] if row else None
+        self._mod[module] = fid
+        return fid
+
+    def module_name(self, fid: int) -> str:
+        return self.file(fid)[1]
+
+    def definition(self, q: str) -> tuple[Any, ...] | None:
+        """(file_id, qualname, name, kind, line, col, end_line, parent, data) of an indexed definition."""
+        if q in self._def:
+            return self._def[q]
+        row = self.conn.execute("SELECT file_id, qualname, name, kind, line, col, end_line, parent, data FROM defs"
+                                " WHERE qualname=? LIMIT 1", (q,)).fetchone()
+        got = (*row[:8], marshal.loads(row[8])) if row else None
+        self._def[q] = got
+        return got
+
+    # ---- classes ---------------------------------------------------------------------------------------------------
+
+    def mro(self, cls: str) -> list[str]:
+        got = self._mro.get(cls)
+        if got is not None:
+            return got
+        self._mro[cls] = [cls]  # cycle guard
+        out = [cls]
+        d = self.definition(cls)
+        if d is not None and d[3] == "class":
+            fid, parent = d[0], d[7]
+            for base in d[8].get("bases", []):
+                v = self.eval(fid, parent, base, d[4])
+                if v is not None and v[0] == "def":
+                    bd = self.definition(v[1])
+                    if bd is not None and bd[3] == "class":
+                        for b in self.mro(v[1]):
+                            if b not in out:
+                                out.append(b)
+        self._mro[cls] = out
+        return out
+
+    def has_unknown_base(self, cls: str) -> bool:
+        d = self.definition(cls)
+        if d is None:
+            return True
+        for base in d[8].get("bases", []):
+            v = self.eval(d[0], d[7], base, d[4])
+            if v is None or v[0] != "def":
+                return base not in ("object", "Generic", "Protocol") and not base.startswith(("Generic[", "Protocol["))
+            if self.has_unknown_base(v[1]):
+                return True
+        return False
+
+    def member(self, cls: str, attr: str) -> str | None:
+        key = (cls, attr)
+        if key in self._member:
+            return self._member[key]
+        found = None
+        for c in self.mro(cls):
+            if self.definition(f"{c}.{attr}") is not None:
+                found = f"{c}.{attr}"
+                break
+        self._member[key] = found
+        return found
+
+    # ---- names -------------------------------------------------------------------------------------------------
+
+    def lookup(self, fid: int, scope: str, name: str, line: int) -> Value:
+        """What ``name`` is bound to at ``line`` inside ``scope`` (LEGB; class bodies are skipped from methods)."""
+        info = self.info(fid)
+        binds = info.get("binds", {})
+        kinds = info.get("kinds", {})
+        parents = info.get("parents", {})
+        s: str | None = scope
+        first = True
+        while s is not None:
+            kind = kinds.get(s, "module")
+            if first or kind != "class":
+                entries = binds.get(s, {}).get(name)
+                if entries:
+                    narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
+                    if narrowed is not None:
+                        return narrowed
+                    return self._binding(fid, s, name, _pick(entries, line), line)
+            first = False
+            if kind == "module":
+                break
+            s = parents.get(s, self.module_name(fid))
+        module = self.module_name(fid)
+        for entry in binds.get(module, {}).get("*", []):
+            v = self.attribute(("mod", entry[2]), name)
+            if v is not None:
+                return v
+        return None
+
+    def _narrowed(self, fid: int, info: dict[str, Any], scope: str, name: str, line: int) -> Value:
+        for s, var, typ, start, end in info.get("narrow", ()):
+            if s == scope and var == name and start <= line <= end:
+                v = self.eval(fid, scope, typ, start)
+                if v is not None and v[0] == "def":
+                    return ("inst", v[1])
+        return None
+
+    def _binding(self, fid: int, scope: str, name: str, entry: tuple[Any, ...], line: int) -> Value:
+        bline, kind, a, b = entry
+        if kind == "def":
+            return ("def", a)
+        if kind == "module":
+            first = name if "." in a and a.split(".")[0] == name and a != name else a
+            return self._module_value(first)
+        if kind == "from":
+            return self.attribute(self._module_value(a), b)
+        if kind == "assign" or kind == "attr":
+            info = self.info(fid)
+            if info.get("kinds", {}).get(scope, "module") in ("module", "class"):
+                q = f"{scope}.{name}"
+                if self.definition(q) is not None:
+                    return ("def", q)
+            return ("local", fid, scope, a, b, bline)
+        if kind == "param":
+            return self._param(fid, scope, name, a, b)
+        return None
+
+    def _module_value(self, module: str) -> Value:
+        return ("mod", module) if self.module_file(module) is not None else ("ext", module)
+
+    def _param(self, fid: int, scope: str, name: str, ann: str | None, idx: int) -> Value:
+        if ann:
+            return self.type_of_annotation(fid, self._parent(fid, scope), ann, 0)
+        info = self.info(fid)
+        if idx == 0 and info.get("kinds", {}).get(scope) == "method":
+            cls = info["parents"][scope]
+            d = self.definition(scope)
+            decs = d[8].get("decorators", []) if d else []
+            if "staticmethod" in decs:
+                return None
+            if "classmethod" in decs:
+                return ("def", cls)
+            return ("inst", cls)
+        return self.fixture(fid, name)
+
+    def _parent(self, fid: int, scope: str) -> str:
+        return self.info(fid).get("parents", {}).get(scope, self.module_name(fid))
+
+    # ---- pytest fixtures -------------------------------------------------------------------------------------------
+
+    def fixture(self, fid: int, name: str) -> Value:
+        """The type a test parameter gets from the fixture of that name (same file, then conftest.py upward)."""
+        key = (fid, name)
+        if key in self._fixture:
+            return self._fixture[key]
+        self._fixture[key] = None
+        path = self.file(fid)[0]
+        dirs = path.split("/")[:-1]
+        candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
+        rows = self.conn.execute(
+            "SELECT d.qualname, f.path, d.data FROM defs d JOIN files f ON f.id=d.file_id WHERE d.name=? AND"
+            f" f.path IN ({','.join('?' * len(candidates))})", (name, *candidates)).fetchall()
+        best: tuple[int, str] | None = None
+        for q, p, data in rows:
+            decs = marshal.loads(data).get("decorators", [])
+            if not any(d.split("(")[0].endswith("fixture") for d in decs):
+                continue
+            rank = candidates.index(p)
+            if best is None or rank < best[0]:
+                best = (rank, q)
+        value = self.returns(best[1], fixture=True) if best else None
+        self._fixture[key] = value
+        return value
+
+    # ---- expressions -------------------------------------------------------------------------------------------
+
+    def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
+        """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
+        if not text or text == "?" or depth > _MAX_DEPTH:
+            return None
+        ops = _parse(text)
+        if not ops:
+            return None
+        key = ("eval", fid, scope, text, line)
+        if key in self._stack:
+            return None
+        self._stack.add(key)
+        try:
+            return self._eval_ops(fid, scope, ops, line, depth)
+        finally:
+            self._stack.discard(key)
+
+    def _eval_ops(self, fid: int, scope: str, ops: list[tuple[str, str]], line: int, depth: int) -> Value:
+        head = ops[0]
+        if head[0] != "name":
+            return None
+        rest = ops[1:]
+        if head[1] == "super" and rest and rest[0][0] == "call":
+            cls = self._enclosing_class(fid, scope)
+            if cls is None:
+                return None
+            value: Value = ("super", cls)
+            rest = rest[1:]
+        else:
+            value = self.lookup(fid, scope, head[1], line)
+        for op, arg in rest:
+            if value is None:
+                return None
+            if op == "attr":
+                value = self.attribute(self.type_of(value, depth), arg)
+            elif op == "call":
+                value = self.call(value, depth)
+            else:
+                return None
+        return value
+
+    def _enclosing_class(self, fid: int, scope: str) -> str | None:
+        info = self.info(fid)
+        kinds, parents = info.get("kinds", {}), info.get("parents", {})
+        s: str | None = scope
+        while s is not None and kinds.get(s, "module") != "module":
+            if kinds.get(s) == "class":
+                return s
+            s = parents.get(s)
+        return None
+
+    def type_of(self, value: Value, depth: int = 0) -> Value:
+        """Turn a binding into what it holds: a variable into its assigned/annotated value."""
+        if value is None or depth > _MAX_DEPTH:
+            return None
+        if value[0] == "prop":
+            return self.returns(value[1], depth=depth + 1)
+        if value[0] == "local":
+            _, fid, scope, rhs, ann, line = value
+            if ann:
+                return self.type_of_annotation(fid, scope, ann, depth + 1)
+            return self.type_of(self.eval(fid, scope, rhs, line, depth + 1), depth + 1)
+        if value[0] == "def":
+            d = self.definition(value[1])
+            if d is None:
+                return None
+            if d[3] in ("variable", "attribute"):
+                data = d[8]
+                fid, parent = d[0], d[7]
+                if data.get("ann"):
+                    return self.type_of_annotation(fid, parent, data["ann"], depth + 1)
+                if d[3] == "attribute":
+                    return self._attribute_type(fid, value[1], depth)
+                return self.type_of(self.eval(fid, parent, data.get("value"), d[4], depth + 1), depth + 1)
+        return value
+
+    def _attribute_type(self, fid: int, q: str, depth: int) -> Value:
+        """self.x assigned in a method: typed by the value of its first assignment, evaluated in that method."""
+        d = self.definition(q)
+        if d is None:
+            return None
+        cls, name = d[7], d[2]
+        info = self.info(fid)
+        for entry in info.get("binds", {}).get(cls, {}).get(name, []):
+            if entry[1] != "attr":
+                continue
+            if entry[3]:
+                return self.type_of_annotation(fid, cls, entry[3], depth + 1)
+            method = self._method_at(info, cls, entry[0])
+            if method is not None:
+                v = self.type_of(self.eval(fid, method, entry[2], entry[0], depth + 1), depth + 1)
+                if v is not None:
+                    return v
+        return None
+
+    def _method_at(self, info: dict[str, Any], cls: str, line: int) -> str | None:
+        for q, parent in info.get("parents", {}).items():
+            if parent == cls and info["kinds"].get(q) == "method":
+                d = self.definition(q)
+                if d is not None and d[4] <= line <= d[6]:
+                    return q
+        return None
+
+    def type_of_annotation(self, fid: int, scope: str, ann: str, depth: int) -> Value:
+        text = ann.strip().strip("'\"")
+        if text.startswith("Optional[") and text.endswith("]"):
+            text = text[9:-1]
+        if "|" in text:
+            parts = [p.strip() for p in text.split("|") if p.strip() != "None"]
+            if len(parts) != 1:
+                return None
+            text = parts[0]
+        if text.startswith(("type[", "Type[")) and text.endswith("]"):
+            v = self.eval(fid, scope, text[5:-1], 0, depth + 1)
+            return v if v is not None and v[0] == "def" else None
+        v = self.eval(fid, scope, text, 0, depth + 1)
+        if v is not None and v[0] == "def":
+            d = self.definition(v[1])
+            if d is not None and d[3] == "class":
+                return ("inst", v[1])
+        return None
+
+    def attribute(self, value: Value, attr: str) -> Value:
+        if value is None:
+            return None
+        tag = value[0]
+        if tag == "mod":
+            sub = f"{value[1]}.{attr}"
+            fid = self.module_file(value[1])
+            if fid is not None:
+                binds = self.info(fid).get("binds", {}).get(value[1], {})
+                entries = binds.get(attr)
+                if entries:
+                    key = ("attr", value[1], attr)
+                    if key in self._stack:
+                        return None
+                    self._stack.add(key)
+                    try:
+                        return self._binding(fid, value[1], attr, entries[-1], 10**9)
+                    finally:
+                        self._stack.discard(key)
+            if self.module_file(sub) is not None:
+                return ("mod", sub)
+            if fid is not None:
+                return self.lookup(fid, value[1], attr, 10**9)
+            return None
+        if tag == "ext":
+            return ("ext", f"{value[1]}.{attr}")
+        if tag == "super":
+            for c in self.mro(value[1])[1:]:
+                if self.definition(f"{c}.{attr}") is not None:
+                    return ("def", f"{c}.{attr}")
+            return None
+        if tag in ("def", "inst"):
+            d = self.definition(value[1])
+            if d is None or d[3] != "class":
+                return None
+            m = self.member(value[1], attr)
+            if m is None:
+                return None
+            md = self.definition(m)
+            if tag == "inst" and md is not None and md[3] == "method":
+                decs = md[8].get("decorators", [])
+                if any(x in _PROPERTY_DECORATORS or x.endswith(".setter") for x in decs):
+                    return ("prop", m)
+            return ("def", m)
+        return None
+
+    def call(self, value: Value, depth: int) -> Value:
+        if value is None:
+            return None
+        if value[0] == "def":
+            d = self.definition(value[1])
+            if d is None:
+                return None
+            if d[3] == "class":
+                return ("inst", value[1])
+            if d[3] in ("function", "method"):
+                return self.returns(value[1], depth=depth)
+            return self.call(self.type_of(value, depth), depth + 1) if d[3] in ("variable", "attribute") else None
+        if value[0] == "local":
+            return self.call(self.type_of(value, depth), depth + 1)
+        return None
+
+    def returns(self, q: str, fixture: bool = False, depth: int = 0) -> Value:
+        """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
+        d = self.definition(q)
+        if d is None or depth > _MAX_DEPTH:
+            return None
+        fid, parent, data = d[0], d[7], d[8]
+        ann = data.get("ret")
+        generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
+        if ann and not (fixture and generator):
+            return self.type_of_annotation(fid, parent, ann, depth + 1)
+        info = self.info(fid)
+        sources = (info.get("yields", {}).get(q) if fixture else None) or info.get("returns", {}).get(q) or []
+        found: Value = None
+        for line, expr in sources:
+            if expr == "None":
+                continue
+            v = self.type_of(self.eval(fid, q, expr, line, depth + 1), depth + 1)
+            if v is None or (found is not None and v != found):
+                return None
+            found = v
+        return found
+
+
+def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
+    """The binding in effect at ``line``: the last one at or before it, else the first one after it."""
+    best = None
+    for e in entries:
+        if e[0] <= line:
+            best = e
+    return best if best is not None else entries[0]
+
+
+def _parse(text: str) -> list[tuple[str, str]]:
+    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape."""
+    ops: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    expect_name = True
+    while i < n:
+        c = text[i]
+        if expect_name:
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            if j == i or text[i].isdigit():
+                return []
+            ops.append(("name" if not ops else "attr", text[i:j]))
+            i = j
+            expect_name = False
+        elif c == ".":
+            expect_name = True
+            i += 1
+        elif c in "([":
+            close = ")" if c == "(" else "]"
+            level, j = 0, i
+            while j < n:
+                if text[j] in "([{":
+                    level += 1
+                elif text[j] in ")]}":
+                    level -= 1
+                    if level == 0:
+                        break
+                j += 1
+            if j >= n or text[j] != close:
+                return []
+            ops.append(("call" if c == "(" else "sub", ""))
+            i = j + 1
+        else:
+            return []
+    return [] if expect_name else ops

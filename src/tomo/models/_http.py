@@ -62,9 +62,10 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     try:
         return float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        if parsed is None:
-            return None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (ValueError, TypeError):
+            return None  # a header we cannot read is as good as none: use the backoff
         return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
 
 

@@ -125,11 +125,17 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
     """A ``message`` object -> ``Reply``. ``tool_names`` enables recovery of calls written as text."""
     text: list[str] = []
     calls: list[ToolCall] = []
+    after_other = False  # text split by a server tool call reads as two paragraphs; citation pieces join as is
     for block in data.get("content") or []:
         kind = block.get("type")
         if kind == "text":
+            if after_other and text:
+                text.append("\n\n")
             text.append(str(block.get("text") or ""))
-        elif kind == "tool_use":
+            after_other = False
+            continue
+        after_other = True
+        if kind == "tool_use":
             args, malformed, raw = parse_args(block.get("input"))
             calls.append(ToolCall(block.get("id") or make_call_id("toolu"), str(block.get("name") or ""), args,
                                   malformed, raw))

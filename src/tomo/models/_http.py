@@ -147,6 +147,7 @@ class HttpModel:
         sink: Sink | None = None,
     ) -> None:
         self.model = model
+        self.name = f"{self.provider}:{model}"  # the spec that names this model
         self.endpoint = endpoint
         self.headers = dict(headers or {})
         self.timeout_s = timeout_s
@@ -154,10 +155,6 @@ class HttpModel:
         self.sink: Sink = sink or NullSink()
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
 
     @property
     def client(self) -> httpx.AsyncClient:

@@ -183,9 +183,11 @@ def test_tomo_models_json_and_table(run_tomo: Callable[..., Any], tmp_path: Path
         assert report["tiers"]["deep"] == {"spec": "ollama:qwen2.5-coder:7b", "from": "default"}
         assert [(p["provider"], p["ok"]) for p in report["providers"]] == [
             ("ollama", True), ("anthropic", False), ("openai", False)]
+        (tmp_path / "tomo.toml").write_text('[tiers]\ndeep = "openai:gpt-5"\n')
         text = run_tomo("models", cwd=tmp_path, env=env)
     assert text.returncode == 0 and "default model  ollama:qwen2.5-coder:7b" in text.stdout
     assert "1 model(s) available" in text.stdout
+    assert "openai:gpt-5" in text.stdout and "tomo.toml [tiers]" in text.stdout  # brackets are not rich markup
 
 
 def test_tomo_models_without_any_model_explains_how_to_connect(run_tomo: Callable[..., Any], tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tomo.cli import app
@@ -48,21 +49,24 @@ def _render(report: dict[str, Any]) -> None:
     console = Console()
     default = report["default"]
     if default["spec"]:
-        console.print(f"[bold]default model[/]  {default['spec']}  [dim]({default['reason']})[/]")
+        console.print(f"[bold]default model[/]  {escape(default['spec'])}  [dim]({escape(default['reason'])})[/]")
     else:
-        console.print(f"[bold]default model[/]  [red]none[/]: {default['error']}")
-        console.print(f"[yellow]hint:[/] {default['hint']}")
+        console.print(f"[bold]default model[/]  [red]none[/]: {escape(default['error'])}")
+        console.print(f"[yellow]hint:[/] {escape(default['hint'])}")
     tiers = Table(title="tiers", title_justify="left", show_edge=False)
     for column in ("tier", "model", "from"):
         tiers.add_column(column)
     for tier, row in report["tiers"].items():
-        tiers.add_row(tier, row["spec"], row["from"])
+        tiers.add_row(tier, escape(row["spec"]), escape(row["from"]))
     if report["tiers"]:
         console.print(tiers)
     providers = Table(title="providers", title_justify="left", show_edge=False)
     for column in ("provider", "base URL", "answers", "detail"):
         providers.add_column(column)
     for row in report["providers"]:
-        providers.add_row(row["provider"], row["base_url"], "[green]yes[/]" if row["ok"] else "[red]no[/]",
-                          row["detail"])
+        providers.add_row(escape(row["provider"]), escape(row["base_url"]),
+                          "[green]yes[/]" if row["ok"] else "[red]no[/]", escape(row["detail"]))
     console.print(providers)
+    if report.get("tiers_error"):
+        console.print(f"[red]tiers:[/] {escape(report['tiers_error']['error'])}")
+        console.print(f"[yellow]hint:[/] {escape(report['tiers_error']['hint'])}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import subprocess
 import sys
@@ -72,13 +73,16 @@ def serve(provider: str) -> None:
 
 
 async def timed(contenders: dict[str, Call], calls: int, warmup: int) -> dict[str, float]:
-    """Median ms per contender; they take turns call by call."""
+    """Median ms per contender; they take turns call by call, in a shuffled order each round."""
     for call in contenders.values():
         for _ in range(warmup):
             await call()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
+    order = list(contenders.items())
+    rng = random.Random(0)
     for _ in range(calls):
-        for name, call in contenders.items():
+        rng.shuffle(order)  # no contender always runs right after another's garbage
+        for name, call in order:
             start = time.perf_counter()
             await call()
             samples[name].append(time.perf_counter() - start)
@@ -180,7 +184,7 @@ def main() -> None:
     if args.serve:
         serve(args.serve)
         return
-    rows = []
+    rows: list[list[object]] = []
     for provider in ("openai", "anthropic", "ollama"):
         result = run_provider(provider, args.calls, args.warmup)
         raw, tomo, sdk = result["raw"], result["tomo"], result.get("sdk")
@@ -189,17 +193,18 @@ def main() -> None:
             f"{pure_us(provider):.1f}",
             f"{sdk:.3f} ({sdk - raw:+.3f})" if sdk is not None else "no official Python SDK measured",
         ])
-        print(" | ".join(rows[-1]), flush=True)
+        print(" | ".join(str(c) for c in rows[-1]), flush=True)
     body = table(["provider", "raw httpx ms", "tomo adapter ms", "tomo overhead ms", "tomo / raw",
                   "to_request + from_response µs", "official SDK ms (overhead)"], rows)
     body += (
-        f"\n\nMedian of {args.calls:,} sequential `chat` calls per contender after {args.warmup} warm-up calls, the "
-        "contenders taking turns call by call. Each server runs in its own process on 127.0.0.1 and answers a "
-        "5-message conversation with 2 tools by a text plus one tool call. *raw httpx* posts a pre-built body and "
-        "decodes the JSON on one kept-alive client (the floor); the tomo adapter builds the request from tomo "
-        "messages, sends it through the retry wrapper and parses the reply (with the text-call recovery check). "
-        "The µs column is that translation work alone, without the network (best of 5 runs of 5,000). "
-        "The SDK column is the official `openai` / `anthropic` package making the same call against the same server."
+        f"\n\nMedian of {args.calls:,} sequential `chat` calls per contender after {args.warmup} warm-up calls, "
+        "the contenders taking turns call by call in a shuffled order. Each server runs in its own process on "
+        "127.0.0.1 and answers a 5-message conversation with 2 tools by a text plus one tool call. *raw httpx* "
+        "posts a pre-built body and decodes the JSON on one kept-alive client (the floor); the tomo adapter builds "
+        "the request from tomo messages, sends it through the retry wrapper and parses the reply (with the "
+        "text-call recovery check). The µs column is that translation work alone, without the network (best of 5 "
+        "runs of 5,000). The SDK column is the official `openai` / `anthropic` package making the same call "
+        "against the same server."
     )
     if args.no_write:
         print(body)

@@ -51,7 +51,7 @@ DEFAULT_MAX_TOKENS = 8192
 
 def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if message.content:  # the API rejects empty text blocks
+    if message.content.strip():  # the API rejects empty and whitespace-only text blocks
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": {} if call.malformed else
@@ -90,7 +90,7 @@ def _messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
             if message.role == "assistant":
                 call_order = {call.id: i for i, call in enumerate(message.tool_calls)}
                 add("assistant", _assistant_blocks(message))
-            elif message.content:
+            elif message.content.strip():
                 add("user", [{"type": "text", "text": message.content}])
     flush()
     return "\n\n".join(s for s in system if s), out

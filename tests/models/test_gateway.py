@@ -12,7 +12,7 @@ from loopback import Canned, LoopbackServer, anthropic_body
 
 from tomo.config import ProviderSettings, Settings
 from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
-from tomo.models import Message
+from tomo.models import Message, Model
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.gateway import (
     BLESSED_OLLAMA,
@@ -76,6 +76,8 @@ def test_model_from_spec_builds_each_adapter_with_the_right_url(tmp_path: Path) 
     script = tmp_path / "s.json"
     script.write_text('{"replies": [{"content": "hi"}]}')
     assert isinstance(model_from_spec(f"scripted:{script}"), ScriptedModel)
+    for spec in ("ollama:q", "claude:c", "openai:o", "openai-compat:http://h/v1#m"):
+        assert isinstance(model_from_spec(spec, env=env), Model)  # every adapter satisfies the one protocol
 
 
 def test_tomo_toml_providers_win_over_the_environment() -> None:

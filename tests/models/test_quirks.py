@@ -242,3 +242,23 @@ async def test_409_and_408_are_retried_but_400_is_not() -> None:
 
 def test_loopback_answers_are_real_json() -> None:
     assert json.loads(json.dumps(openai_body("x")))["choices"][0]["message"]["content"] == "x"
+
+
+async def test_a_context_overflow_400_says_to_shorten_the_context() -> None:
+    message = "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens."
+    with LoopbackServer() as server:
+        server.push(Canned(400, {"error": {"message": message, "code": "context_length_exceeded"}}))
+        with pytest.raises(ModelError, match="too long for 'm'") as info:
+            await OpenAIModel("m", base_url=server.url, api_key="k", retry=fast()).chat([Message.user("x")])
+    assert "shorten the context" in info.value.hint
+
+
+async def test_each_retry_is_reported_on_the_sink() -> None:
+    sink = ListSink()
+    with LoopbackServer() as server:
+        server.push(Canned(503, "busy"), Canned(429, "slow", headers={"retry-after-ms": "20"}),
+                    Canned(body=anthropic_body("ok")))
+        model = anthropic_mod.AnthropicModel("c", base_url=server.url, api_key="k", retry=fast(), sink=sink)
+        assert (await model.chat([Message.user("x")])).text == "ok"
+    texts = [n.text for n in sink.of(Notice)]
+    assert len(texts) == 2 and "HTTP 503; retry 1 of 2" in texts[0] and "HTTP 429; retry 2 of 2 in 0.02 s" in texts[1]

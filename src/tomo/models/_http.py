@@ -123,6 +123,14 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             status=status,
             hint="wait and try again, or switch model with --model / [tiers] in tomo.toml",
         )
+    lowered = detail.lower()
+    if "context" in lowered and any(w in lowered for w in ("length", "window", "too long", "maximum")):
+        return ModelError(
+            f"{where} says the conversation is too long for {model!r} ({status}): {detail}",
+            provider=endpoint.provider,
+            status=status,
+            hint="shorten the context (fewer files, a smaller result cap) or pick a model with a larger window",
+        )
     return ModelError(
         f"{where} rejected the request ({status}): {detail}",
         provider=endpoint.provider,

@@ -26,6 +26,7 @@ class Canned:
     chunks: list[str] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    stall_s: float = 0.0  # after the chunks, before the stream ends: a server that hangs mid-stream
     content_type: str = "application/json"
 
 
@@ -124,6 +125,8 @@ class LoopbackServer:
                 data = chunk.encode()
                 handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 handler.wfile.flush()
+            if canned.stall_s:
+                time.sleep(canned.stall_s)
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
             return

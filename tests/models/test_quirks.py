@@ -262,3 +262,17 @@ async def test_each_retry_is_reported_on_the_sink() -> None:
         assert (await model.chat([Message.user("x")])).text == "ok"
     texts = [n.text for n in sink.of(Notice)]
     assert len(texts) == 2 and "HTTP 503; retry 1 of 2" in texts[0] and "HTTP 429; retry 2 of 2 in 0.02 s" in texts[1]
+
+
+async def test_a_stream_that_stalls_after_it_started_is_a_timeout_not_a_retry() -> None:
+    first = 'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'
+    with LoopbackServer() as server:
+        # The server sends one chunk, then nothing for longer than the read timeout.
+        server.push(Canned(chunks=[first], content_type="text/event-stream", stall_s=1.0))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", retry=fast(), timeout_s=0.3)
+        seen: list[object] = []
+        with pytest.raises(ModelError, match="stopped mid-stream") as info:
+            async for event in model.stream([Message.user("x")]):
+                seen.append(event)
+        assert len(server.requests) == 1
+    assert seen and "not retried" in info.value.message

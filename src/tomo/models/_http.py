@@ -196,8 +196,16 @@ class HttpModel:
         self._notice(f"{self.name}: {why}; retry {retry + 1} of {self.retry.max_retries} in {delay:.2f} s", "info")
         await self.retry.sleep(delay)
 
-    def _transport_error(self, exc: httpx.TransportError) -> ModelError:
+    def _transport_error(self, exc: httpx.TransportError, *, mid_stream: bool = False) -> ModelError:
         where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
+        if mid_stream:
+            return (ModelTimeout if isinstance(exc, httpx.TimeoutException) else ModelUnavailable)(
+                f"{where} stopped mid-stream ({exc.__class__.__name__}: {exc}); a stream is not retried once it "
+                "has started, because part of the reply was already shown",
+                provider=self.provider,
+                hint="try again; if it repeats, raise timeout_s under "
+                f"[providers.{self.provider}] in tomo.toml or use chat() instead of stream()",
+            )
         if isinstance(exc, httpx.TimeoutException):
             return ModelTimeout(
                 f"{where} did not answer within {self.timeout_s:g} s (after {self.retry.max_retries} retries)",
@@ -247,8 +255,8 @@ class HttpModel:
             if response.is_success:
                 try:
                     yield response
-                except httpx.TimeoutException as exc:  # mid-stream: never retried, the caller saw partial output
-                    raise self._transport_error(exc) from exc
+                except httpx.TransportError as exc:  # mid-stream: never retried, the caller saw partial output
+                    raise self._transport_error(exc, mid_stream=True) from exc
                 finally:
                     await response.aclose()
                 return

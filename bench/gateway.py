@@ -72,8 +72,8 @@ def serve(provider: str) -> None:
         sys.stdin.read()
 
 
-async def timed(contenders: dict[str, Call], calls: int, warmup: int) -> dict[str, float]:
-    """Median ms per contender; they take turns call by call, in a shuffled order each round."""
+async def timed(contenders: dict[str, Call], calls: int, warmup: int) -> dict[str, list[float]]:
+    """Seconds per call for each contender; they take turns call by call, in a shuffled order each round."""
     for call in contenders.values():
         for _ in range(warmup):
             await call()
@@ -86,7 +86,16 @@ async def timed(contenders: dict[str, Call], calls: int, warmup: int) -> dict[st
             start = time.perf_counter()
             await call()
             samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) * 1000 for name, values in samples.items()}
+    return samples
+
+
+def ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def paired_ms(a: list[float], b: list[float]) -> float:
+    """Median of per-round differences: robust to load on a shared machine drifting during the run."""
+    return statistics.median(x - y for x, y in zip(a, b, strict=True)) * 1000
 
 
 def sdk_client(provider: str, url: str) -> Any:
@@ -105,7 +114,7 @@ def sdk_client(provider: str, url: str) -> Any:
     return None
 
 
-async def measure(provider: str, url: str, calls: int, warmup: int) -> dict[str, float]:
+async def measure(provider: str, url: str, calls: int, warmup: int) -> dict[str, list[float]]:
     path = PATHS[provider]
     model: Any
     if provider == "openai":
@@ -161,7 +170,7 @@ def pure_us(provider: str, rounds: int = 5000) -> float:
     return min(samples)
 
 
-def run_provider(provider: str, calls: int, warmup: int) -> dict[str, float]:
+def run_provider(provider: str, calls: int, warmup: int) -> dict[str, list[float]]:
     child = subprocess.Popen([sys.executable, __file__, "--serve", provider], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -187,14 +196,14 @@ def main() -> None:
     rows: list[list[object]] = []
     for provider in ("openai", "anthropic", "ollama"):
         result = run_provider(provider, args.calls, args.warmup)
-        raw, tomo, sdk = result["raw"], result["tomo"], result.get("sdk")
+        raw, tomo, sdk = ms(result["raw"]), ms(result["tomo"]), result.get("sdk")
         rows.append([
-            provider, f"{raw:.3f}", f"{tomo:.3f}", f"{tomo - raw:+.3f}", f"{tomo / raw:.2f}x",
-            f"{pure_us(provider):.1f}",
-            f"{sdk:.3f} ({sdk - raw:+.3f})" if sdk is not None else "no official Python SDK measured",
+            provider, f"{raw:.3f}", f"{tomo:.3f}", f"{paired_ms(result['tomo'], result['raw']):+.3f}",
+            f"{tomo / raw:.2f}x", f"{pure_us(provider):.1f}",
+            f"{ms(sdk):.3f} ({paired_ms(sdk, result['raw']):+.3f})" if sdk else "no official Python SDK measured",
         ])
         print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    body = table(["provider", "raw httpx ms", "tomo adapter ms", "tomo overhead ms", "tomo / raw",
+    body = table(["provider", "raw httpx ms", "tomo adapter ms", "tomo overhead ms (paired)", "tomo / raw",
                   "to_request + from_response µs", "official SDK ms (overhead)"], rows)
     body += (
         f"\n\nMedian of {args.calls:,} sequential `chat` calls per contender after {args.warmup} warm-up calls, "
@@ -202,9 +211,10 @@ def main() -> None:
         "127.0.0.1 and answers a 5-message conversation with 2 tools by a text plus one tool call. *raw httpx* "
         "posts a pre-built body and decodes the JSON on one kept-alive client (the floor); the tomo adapter builds "
         "the request from tomo messages, sends it through the retry wrapper and parses the reply (with the "
-        "text-call recovery check). The µs column is that translation work alone, without the network (best of 5 "
-        "runs of 5,000). The SDK column is the official `openai` / `anthropic` package making the same call "
-        "against the same server."
+        "text-call recovery check). The overhead columns are the median of per-round differences against raw "
+        "httpx (paired, so load drifting on a shared machine cancels out). The µs column is the translation work "
+        "alone, without the network (best of 5 runs of 5,000). The SDK column is the official `openai` / "
+        "`anthropic` package making the same call against the same server."
     )
     if args.no_write:
         print(body)

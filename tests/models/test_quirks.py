@@ -276,3 +276,31 @@ async def test_a_stream_that_stalls_after_it_started_is_a_timeout_not_a_retry() 
                 seen.append(event)
         assert len(server.requests) == 1
     assert seen and "not retried" in info.value.message
+
+
+def test_ollama_thinking_is_not_the_answer_and_not_a_call() -> None:
+    body = ollama_body('<think>maybe {"name": "grep", "arguments": {}}</think>\n\nThe answer is 4.')
+    reply = ollama_mod.from_response(body, ["grep"])
+    assert reply.text == "The answer is 4." and reply.tool_calls == []
+    cut = ollama_mod.from_response(ollama_body("<think>still thinking when the budget ran out", done_reason="length"))
+    assert cut.text == "" and cut.finish == "length"
+    assert ollama_mod.from_response(ollama_body("Plain <think> in the middle")).text == "Plain <think> in the middle"
+
+
+def test_openai_stream_fragments_of_parallel_calls_may_interleave() -> None:
+    from tomo.models.openai import StreamAccumulator, from_response
+
+    def chunk(index: int, **fn: str) -> dict[str, object]:
+        call: dict[str, object] = {"index": index, "function": fn}
+        if "name" in fn:
+            call["id"] = ""  # a compatible server that sends empty ids
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+    acc = StreamAccumulator()
+    for c in (chunk(0, name="grep", arguments=""), chunk(1, name="read_file", arguments='{"pa'),
+              chunk(0, arguments='{"pattern": '), chunk(1, arguments='th": "b"}'), chunk(0, arguments='"a"}'),
+              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}):
+        acc.feed(c)
+    reply = from_response(acc.response())
+    assert [(c.name, c.args) for c in reply.tool_calls] == [("grep", {"pattern": "a"}), ("read_file", {"path": "b"})]
+    assert all(c.id for c in reply.tool_calls) and reply.finish == "tool_calls"  # "stop" + calls = tool_calls

@@ -79,3 +79,14 @@ def test_any_arguments_survive_every_wrapping(args: dict[str, object], style: st
     rest, [call] = recover_calls(text, TOOLS)
     assert rest == ""
     assert (rest, call.name, call.args, call.malformed) == ("", "grep", args, None)
+
+
+def test_llama_function_tags_and_mistral_tool_calls_prefix() -> None:
+    rest, calls = recover_calls('<function=read_file>{"path": "a.py"}</function> then '
+                                '<function=grep>{"pattern": "x"</function>', TOOLS)
+    assert rest == "then"
+    assert [(c.name, c.args, bool(c.malformed)) for c in calls] == [("read_file", {"path": "a.py"}, False),
+                                                                     ("grep", {}, True)]
+    assert recover_calls("<function=rm>{}</function>", TOOLS) == ("<function=rm>{}</function>", [])
+    rest, calls = recover_calls('[TOOL_CALLS] [{"name": "grep", "arguments": {"pattern": "main"}}]', TOOLS)
+    assert rest == "" and [(c.name, c.args) for c in calls] == [("grep", {"pattern": "main"})]

@@ -6,6 +6,7 @@ Wire quirks this adapter absorbs:
 - ``content: null`` is rejected by the server -> always send a string;
 - there is no ``tool_choice`` -> ``force_tools`` is emulated: the system text says a call is required, and a reply
   without one is re-asked once, naming the tools;
+- reasoning models put ``<think>...</think>`` before the answer in ``content`` -> removed from the reply's text;
 - the context window is ``options.num_ctx`` and Ollama silently drops the start of a prompt that exceeds it -> a
   request that clearly exceeds it is reported as a ``Notice`` (warning) on the sink instead.
 """
@@ -13,6 +14,7 @@ Wire quirks this adapter absorbs:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
@@ -105,7 +107,7 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
         args, malformed, raw_text = parse_args(fn.get("arguments"))
         calls.append(ToolCall(raw.get("id") or make_call_id(), str(fn.get("name") or ""), args, malformed, raw_text))
     return finish_reply(
-        str(msg.get("content") or ""),
+        strip_thinking(str(msg.get("content") or "")),
         calls,
         data.get("done_reason"),
         FINISH,
@@ -113,6 +115,17 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
         Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0)),
         str(data.get("model") or ""),
     )
+
+
+_THINK = re.compile(r"^\s*<think>.*?(?:</think>\s*|$)", re.S)
+
+
+def strip_thinking(content: str) -> str:
+    """Reasoning models (qwen3, deepseek-r1) put ``<think>...</think>`` before the answer unless asked not to.
+
+    The loop wants the answer; a tool call written as text inside the thinking must not be taken for a real one.
+    """
+    return _THINK.sub("", content, count=1) if content.lstrip().startswith("<think>") else content
 
 
 def estimate_tokens(body: dict[str, Any]) -> int:

@@ -1,7 +1,8 @@
 """Tool calls written as text by weak local models, turned back into real calls.
 
 Small models often answer a tool-calling request with the call in their text instead of the native field: a bare JSON
-object, a fenced ```json block, or Qwen/Hermes-style ``<tool_call>{...}</tool_call>``. Each adapter runs
+object, a fenced ```json block, Qwen/Hermes-style ``<tool_call>{...}</tool_call>``, Llama-3.1-style
+``<function=NAME>{...}</function>`` or Mistral-style ``[TOOL_CALLS] [...]``. Each adapter runs
 :func:`recover_calls` when a reply has no native call and tools were offered. Only names of offered tools are
 recovered, so prose that merely contains JSON stays prose; a call whose arguments are not valid JSON becomes a call
 marked ``malformed`` (the loop tells the model), never an exception.
@@ -19,6 +20,8 @@ from tomo.models.messages import Finish, Message, Reply, ToolCall, Usage
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCED = re.compile(r"```(?:json|tool_call|tool)?[ \t]*\n(.*?)\n?```", re.S)
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(\[.*\]|\{.*\})", re.S)
+_FUNCTION = re.compile(r"<function=([\w.\-]+)>\s*(.*?)\s*</function>", re.S)
 _NAME = re.compile(r'"(?:name|tool|function)"\s*:\s*"([^"]+)"')
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
 
@@ -27,9 +30,17 @@ def recover_calls(text: str, tool_names: Collection[str]) -> tuple[str, list[Too
     """Returns ``(remaining_text, calls)``; with no recognisable call, ``(text, [])`` unchanged."""
     if not tool_names or not text or ("{" not in text):
         return text, []
-    for pattern in (_TAGGED, _FENCED):
-        calls: list[ToolCall] = []
-        spans: list[tuple[int, int]] = []
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    for match in _FUNCTION.finditer(text):
+        if match.group(1) in tool_names:
+            args, malformed, raw = parse_args(match.group(2) or "{}")
+            calls.append(ToolCall(make_call_id("recovered"), match.group(1), args, malformed, raw))
+            spans.append(match.span())
+    if calls:
+        return _cut(text, spans), calls
+    for pattern in (_TAGGED, _MISTRAL, _FENCED):
+        calls, spans = [], []
         for match in pattern.finditer(text):
             found = _calls_from_snippet(match.group(1), tool_names)
             if found:

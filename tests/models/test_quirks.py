@@ -304,3 +304,12 @@ def test_openai_stream_fragments_of_parallel_calls_may_interleave() -> None:
     reply = from_response(acc.response())
     assert [(c.name, c.args) for c in reply.tool_calls] == [("grep", {"pattern": "a"}), ("read_file", {"path": "b"})]
     assert all(c.id for c in reply.tool_calls) and reply.finish == "tool_calls"  # "stop" + calls = tool_calls
+
+
+async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
+    with LoopbackServer() as server:
+        server.push(sse(["data: <html>oops</html>\n\n"]))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", retry=fast())
+        with pytest.raises(ModelError, match="stream chunk that is not JSON") as info:
+            _ = [e async for e in model.stream([Message.user("hi")])]
+    assert "base URL" in info.value.hint

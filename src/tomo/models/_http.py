@@ -9,6 +9,7 @@ retrying a bad key or a bad request only wastes the user's time. Streams are ret
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
@@ -261,7 +262,8 @@ class HttpModel:
                     await response.aclose()
                 return
             if stream:
-                await response.aread()
+                with contextlib.suppress(httpx.TransportError):  # the status alone is enough to decide
+                    await response.aread()
             await response.aclose()
             if retryable(response.status_code) and retry < self.retry.max_retries:
                 await self._wait(retry, f"HTTP {response.status_code}", parse_retry_after(response.headers))

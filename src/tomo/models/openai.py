@@ -221,9 +221,18 @@ class OpenAIModel(HttpModel):
             async for _, data in sse_events(response):
                 if data.strip() == "[DONE]":
                     break
-                chunk = json.loads(data)
-                if isinstance(chunk, dict) and chunk.get("error"):
-                    raise ModelError(f"{self.provider} failed mid-stream: {chunk['error']}", provider=self.provider,
+                try:
+                    chunk = json.loads(data)
+                except json.JSONDecodeError as exc:
+                    raise ModelError(f"{self.provider} sent a stream chunk that is not JSON: {data[:120]!r}",
+                                     provider=self.provider,
+                                     hint="check that the base URL points at a Chat Completions API") from exc
+                if not isinstance(chunk, dict):
+                    continue
+                if chunk.get("error"):
+                    err = chunk["error"]
+                    detail = err.get("message", err) if isinstance(err, dict) else err
+                    raise ModelError(f"{self.provider} failed mid-stream: {detail}", provider=self.provider,
                                      hint="try again; if it repeats, switch model")
                 for event in acc.feed(chunk):
                     yield event

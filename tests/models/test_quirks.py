@@ -313,3 +313,27 @@ async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
         with pytest.raises(ModelError, match="stream chunk that is not JSON") as info:
             _ = [e async for e in model.stream([Message.user("hi")])]
     assert "base URL" in info.value.hint
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
+async def test_a_stream_cut_before_its_end_marker_finishes_with_error(provider: str) -> None:
+    text = {"openai": sse(['data: {"choices": [{"index": 0, "delta": {"content": "half"}}]}\n\n']),
+            "anthropic": sse(['event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+                              '"delta": {"type": "text_delta", "text": "half"}}\n\n']),
+            "ollama": jsonl(['{"message": {"role": "assistant", "content": "half"}, "done": false}\n'])}[provider]
+    with LoopbackServer() as server:
+        server.push(text)
+        model = {"openai": lambda: OpenAIModel("m", base_url=server.url, api_key="k"),
+                 "anthropic": lambda: anthropic_mod.AnthropicModel("c", base_url=server.url, api_key="k"),
+                 "ollama": lambda: OllamaModel("q", base_url=server.url)}[provider]()
+        events = [e async for e in model.stream([Message.user("x")])]
+    assert isinstance(events[-1], ReplyDone)
+    assert (events[-1].reply.text, events[-1].reply.finish) == ("half", "error")
+
+
+def test_finish_follows_the_calls_actually_present() -> None:
+    from tomo.models.openai import from_response
+
+    assert from_response(openai_body("", [], "tool_calls")).finish == "stop"
+    assert from_response(openai_body("", [("c", "grep", {})], "stop")).finish == "tool_calls"
+    assert from_response(openai_body("", [("c", "grep", '{"pat')], "length")).finish == "length"

@@ -252,4 +252,7 @@ class AnthropicModel(HttpModel):
                     yield item
                 if event.get("type") == "message_stop":
                     break
-        yield ReplyDone(from_response(acc.response(), [t.name for t in tools]))
+        reply = from_response(acc.response(), [t.name for t in tools])
+        if not acc.message.get("stop_reason"):  # the stream ended before message_delta: the reply is not whole
+            reply.finish = "error"
+        yield ReplyDone(reply)

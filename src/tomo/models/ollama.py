@@ -210,6 +210,8 @@ class OllamaModel(HttpModel):
                 yield event
             reply = from_response(final, names)
             reply.usage = first_usage + reply.usage
+        if not final.get("done"):  # the stream ended before its done line: the reply is not whole
+            reply.finish = "error"
         yield ReplyDone(reply)
 
     async def _stream_once(self, body: dict[str, Any], names: list[str],
@@ -242,6 +244,7 @@ class OllamaModel(HttpModel):
                     final.update(chunk)
                     break
         final["message"] = {"role": "assistant", "content": "".join(text), "tool_calls": calls}
+        final.setdefault("done", False)
 
 
 def _retry_message(names: list[str]) -> dict[str, Any]:

@@ -236,4 +236,7 @@ class OpenAIModel(HttpModel):
                                      hint="try again; if it repeats, switch model")
                 for event in acc.feed(chunk):
                     yield event
-        yield ReplyDone(from_response(acc.response(), [t.name for t in tools]))
+        reply = from_response(acc.response(), [t.name for t in tools])
+        if acc.finish is None:  # the stream ended without a finish reason: the reply is not whole
+            reply.finish = "error"
+        yield ReplyDone(reply)

@@ -107,7 +107,8 @@ def finish_reply(
     """The last step of every adapter's ``from_response``: recover text calls, then normalise the finish.
 
     Calls are detected by their presence, not by the finish reason: OpenAI answers ``stop`` to a forced call and
-    Ollama always says ``stop``. A reply cut off mid-call keeps ``length`` so the loop knows it is incomplete.
+    Ollama always says ``stop``; a ``tool_calls`` finish with no call in it is ``stop``. A reply cut off mid-call
+    keeps ``length`` so the loop knows it is incomplete.
     An unknown finish reason is treated as ``stop`` (the raw value is kept in ``raw_finish``).
     """
     if not calls and tool_names:
@@ -115,4 +116,6 @@ def finish_reply(
     finish: Finish = table.get(raw_finish or "", "stop")
     if calls and finish == "stop":
         finish = "tool_calls"
+    elif not calls and finish == "tool_calls":  # nothing to run: the loop must not wait for results
+        finish = "stop"
     return Reply(Message.assistant(text, calls), finish, usage, raw_finish, model)

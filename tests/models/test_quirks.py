@@ -67,7 +67,8 @@ def test_anthropic_tool_results_go_first_in_one_user_message_in_call_order() -> 
     ("model_context_window_exceeded", "length"), ("pause_turn", "length"), ("refusal", "content_filter"),
 ])
 def test_anthropic_every_stop_reason_is_mapped(stop: str, finish: str) -> None:
-    reply = anthropic_mod.from_response(anthropic_body("x", stop=stop))
+    calls = [("toolu_1", "grep", {})] if stop == "tool_use" else []
+    reply = anthropic_mod.from_response(anthropic_body("x", calls, stop=stop))
     assert (reply.finish, reply.raw_finish) == (finish, stop)
 
 

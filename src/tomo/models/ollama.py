@@ -229,7 +229,8 @@ class OllamaModel(HttpModel):
                                      hint="check that OLLAMA_HOST points at Ollama") from exc
                 if chunk.get("error"):
                     raise ModelError(f"ollama failed mid-stream: {chunk['error']}", provider="ollama",
-                                     hint="see `ollama logs`; the model may have run out of memory")
+                                     hint="see the Ollama server log (journalctl -u ollama, or ~/.ollama/logs/"
+                                     "server.log); the model may have run out of memory")
                 msg = chunk.get("message") or {}
                 if msg.get("content"):
                     text.append(msg["content"])

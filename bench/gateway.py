@@ -5,7 +5,7 @@ request with the same reply: a short text plus one tool call. Contenders, taking
 on the machine hits all alike, median over N calls each after a warm-up:
 - raw httpx: POST of a pre-built body + ``response.json()`` on one kept-alive ``httpx.AsyncClient``: the floor;
 - tomo: ``model.chat(messages, tools)``: to_request + retry wrapper + from_response + text-call recovery check;
-- the official SDK (``openai``, ``anthropic``), when installed, making the same call with its defaults.
+- the official SDK (``openai``, ``anthropic``, ``ollama``), when installed, making the same call with its defaults.
 The overhead is adapter minus raw; the ratio is adapter / raw.
 
 Run: ``python bench/gateway.py`` (``--calls 1000``).
@@ -109,6 +109,10 @@ def sdk_client(provider: str, url: str) -> Any:
             import anthropic
 
             return anthropic.AsyncAnthropic(api_key="sk-bench", base_url=url)
+        if provider == "ollama":
+            import ollama
+
+            return ollama.AsyncClient(host=url)
     except ImportError:
         return None
     return None
@@ -146,13 +150,14 @@ async def measure(provider: str, url: str, calls: int, warmup: int) -> dict[str,
 
         contenders: dict[str, Call] = {"raw": raw, "tomo": adapter}
         if sdk is not None:
-            create = sdk.chat.completions.create if provider == "openai" else sdk.messages.create
+            create = {"openai": lambda: sdk.chat.completions.create, "anthropic": lambda: sdk.messages.create,
+                      "ollama": lambda: sdk.chat}[provider]()
             contenders["sdk"] = lambda: create(**kwargs)
         try:
             return await timed(contenders, calls, warmup)
         finally:
             await model.aclose()
-            if sdk is not None:
+            if sdk is not None and hasattr(sdk, "close"):
                 await sdk.close()
 
 
@@ -201,7 +206,7 @@ def main() -> None:
         rows.append([
             provider, f"{raw:.3f}", f"{tomo:.3f}", f"{overhead:+.3f}", f"{(raw + overhead) / raw:.2f}x",
             f"{pure_us(provider):.1f}",
-            f"{ms(sdk):.3f} ({paired_ms(sdk, result['raw']):+.3f})" if sdk else "no official Python SDK measured",
+            f"{ms(sdk):.3f} ({paired_ms(sdk, result['raw']):+.3f})" if sdk else "SDK not installed",
         ])
         print(" | ".join(str(c) for c in rows[-1]), flush=True)
     body = table(["provider", "raw httpx ms", "tomo adapter ms", "tomo overhead ms (paired)", "tomo / raw",
@@ -215,7 +220,8 @@ def main() -> None:
         "text-call recovery check). The overhead columns are the median of per-round differences against raw "
         "httpx (paired, so load drifting on a shared machine cancels out); the ratio is (raw + overhead) / raw. "
         "The µs column is the translation work alone, without the network (best of 5 runs of 5,000). The SDK "
-        "column is the official `openai` / `anthropic` package making the same call against the same server."
+        "column is the official `openai` / `anthropic` / `ollama` package making the same call against the same "
+        "server."
     )
     if args.no_write:
         print(body)

@@ -32,9 +32,10 @@ def version() -> None:
 
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
-    from tomo.cli import (
-        demo_cmd,  # noqa: F401
-        graph_cmd,  # noqa: F401
+    from tomo.cli import (  # noqa: F401
+        demo_cmd,
+        graph_cmd,
+        models_cmd,
     )
 
 

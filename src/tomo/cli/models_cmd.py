@@ -1,0 +1,72 @@
+"""`tomo models`: the default model and why, the tier table, and which providers answer right now."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tomo.cli import app
+from tomo.config import load_settings
+from tomo.errors import TomoError
+from tomo.models.gateway import TIERS, detect, probe_providers, tier_table
+
+
+@app.command()
+def models(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    timeout: float = typer.Option(2.0, "--timeout", help="Seconds to wait for each provider."),
+) -> None:
+    """Show the detected default model, the tier table, and which providers answer right now."""
+    settings = load_settings()
+    report: dict[str, Any] = {}
+    try:
+        found = detect(settings, timeout_s=timeout)
+        report["default"] = {"spec": found.spec, "reason": found.reason}
+    except TomoError as exc:
+        found = None
+        report["default"] = {"spec": None, "error": exc.message, "hint": exc.hint}
+    try:
+        table = tier_table(settings, default_spec=found.spec if found else None) if found or all(
+            t in settings.tiers for t in TIERS) else {}
+    except TomoError as exc:
+        table = {}
+        report["tiers_error"] = {"error": exc.message, "hint": exc.hint}
+    report["tiers"] = {tier: {"spec": spec, "from": source} for tier, (spec, source) in table.items()}
+    report["providers"] = [s.to_dict() for s in asyncio.run(probe_providers(settings, timeout_s=timeout))]
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    _render(report)
+
+
+def _render(report: dict[str, Any]) -> None:
+    console = Console()
+    default = report["default"]
+    if default["spec"]:
+        console.print(f"[bold]default model[/]  {escape(default['spec'])}  [dim]({escape(default['reason'])})[/]")
+    else:
+        console.print(f"[bold]default model[/]  [red]none[/]: {escape(default['error'])}")
+        console.print(f"[yellow]hint:[/] {escape(default['hint'])}")
+    tiers = Table(title="tiers", title_justify="left", show_edge=False)
+    for column in ("tier", "model", "from"):
+        tiers.add_column(column)
+    for tier, row in report["tiers"].items():
+        tiers.add_row(tier, escape(row["spec"]), escape(row["from"]))
+    if report["tiers"]:
+        console.print(tiers)
+    providers = Table(title="providers", title_justify="left", show_edge=False)
+    for column in ("provider", "base URL", "answers", "detail"):
+        providers.add_column(column)
+    for row in report["providers"]:
+        providers.add_row(escape(row["provider"]), escape(row["base_url"]),
+                          "[green]yes[/]" if row["ok"] else "[red]no[/]", escape(row["detail"]))
+    console.print(providers)
+    if report.get("tiers_error"):
+        console.print(f"[red]tiers:[/] {escape(report['tiers_error']['error'])}")
+        console.print(f"[yellow]hint:[/] {escape(report['tiers_error']['hint'])}")

@@ -1,0 +1,296 @@
+"""From a spec string or a tier to a ``Model``; which model to use when the user named none; who answers right now.
+
+Specs: ``ollama:NAME``, ``claude:NAME`` (alias ``anthropic:``), ``openai:NAME``, ``openai-compat:BASE_URL#NAME``,
+``scripted:PATH``; anything else is an Ollama model name (``qwen2.5-coder:7b``). Tiers ``fast``/``balanced``/``deep``
+come from ``[tiers]`` in tomo.toml, else from the defaults of the default model's provider.
+Base URLs: ``[providers.NAME] base_url`` in tomo.toml, else OLLAMA_HOST / ANTHROPIC_BASE_URL / OPENAI_BASE_URL
+(``tomo.config`` folds those into the settings), else the provider's public default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from tomo.config import ProviderSettings, Settings
+from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
+from tomo.events import Sink
+from tomo.models import anthropic, ollama, openai
+from tomo.models._http import RetryPolicy
+from tomo.models.anthropic import AnthropicModel
+from tomo.models.base import Model
+from tomo.models.ollama import OllamaModel
+from tomo.models.openai import OpenAIModel
+from tomo.models.scripted import ScriptedModel
+
+TIERS = ("fast", "balanced", "deep")
+
+# Installed Ollama models tomo picks by itself, best first. A model earns a place by calling tools natively and
+# reliably through Ollama's /api/chat at a size a laptop runs; a name without a tag matches any tag.
+BLESSED_OLLAMA: tuple[tuple[str, str], ...] = (
+    ("qwen2.5-coder:7b", "native tool calls that parse reliably, strong at code, fits in 8 GB"),
+    ("qwen3:8b", "native tool calls and good instruction following; fits in 8 GB"),
+    ("qwen2.5-coder:14b", "the same family as the first, better plans, needs about 12 GB"),
+    ("qwen2.5-coder:32b", "the strongest local coder of the family, for machines with 24 GB or more"),
+    ("gpt-oss:20b", "OpenAI's open-weights model with native tool use; about 16 GB"),
+    ("llama3.1:8b", "Ollama's tool template for it is mature; weaker at code than qwen2.5-coder"),
+    ("mistral-nemo", "native tool calls and a long context at 12B"),
+    ("qwen2.5:7b", "general model of the coder's family; tool calls are dependable"),
+)
+
+# Per provider: the model for each tier when tomo.toml's [tiers] names none.
+TIER_DEFAULTS: dict[str, dict[str, str]] = {
+    "anthropic": {"fast": "claude:claude-haiku-4-5", "balanced": "claude:claude-sonnet-4-5",
+                  "deep": "claude:claude-opus-4-5"},
+    "openai": {"fast": "openai:gpt-4.1-mini", "balanced": "openai:gpt-4.1", "deep": "openai:gpt-5"},
+}
+
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+BASE_URL_ENV = {"ollama": "OLLAMA_HOST", "anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+DEFAULT_BASE_URL = {"ollama": ollama.DEFAULT_BASE_URL, "anthropic": anthropic.DEFAULT_BASE_URL,
+                    "openai": openai.DEFAULT_BASE_URL}
+PREFIXES = {"ollama": "ollama", "claude": "anthropic", "anthropic": "anthropic", "openai": "openai",
+            "openai-compat": "openai-compat", "scripted": "scripted"}
+
+CONNECT_HINT = (
+    "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
+    "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
+    "TOMO_MODEL=SPEC or model = \"SPEC\" in tomo.toml (see docs/gateway.md)"
+)
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``"claude:claude-sonnet-4-5"`` -> ``("anthropic", "claude-sonnet-4-5")``; a bare name is Ollama's."""
+    spec = spec.strip()
+    if not spec:
+        raise ConfigError("the model spec is empty",
+                          hint="write e.g. ollama:qwen2.5-coder:7b or claude:claude-haiku-4-5")
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in PREFIXES:
+        if not rest.strip():
+            raise ConfigError(f"model spec {spec!r} names no model after {prefix}:",
+                              hint=f"write {prefix}:MODEL_NAME")
+        return PREFIXES[prefix], rest.strip()
+    return "ollama", spec
+
+
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def base_url(provider: str, settings: Settings, env: Mapping[str, str] | None = None) -> str:
+    configured = settings.provider(provider).base_url
+    if configured:
+        return configured
+    var = BASE_URL_ENV.get(provider)
+    value = _env(env).get(var, "") if var else ""
+    return value or DEFAULT_BASE_URL.get(provider, "")
+
+
+def _key(provider: str, conf: ProviderSettings, env: Mapping[str, str]) -> tuple[str, str | None]:
+    var = conf.api_key_env or KEY_ENV.get(provider, "")
+    return var, (env.get(var) or None) if var else None
+
+
+def model_from_spec(
+    spec: str,
+    settings: Settings | None = None,
+    *,
+    sink: Sink | None = None,
+    env: Mapping[str, str] | None = None,
+    retry: RetryPolicy | None = None,
+) -> Model:
+    """A ready ``Model`` for ``spec``; a missing key or a malformed spec is a ConfigError/ModelAuthError naming it."""
+    settings = settings or Settings()
+    environ = _env(env)
+    provider, name = split_spec(spec)
+    if provider == "scripted":
+        return ScriptedModel.from_file(name)
+    conf = settings.provider(provider)
+    policy = retry or RetryPolicy(max_retries=conf.max_retries)
+    if provider == "ollama":
+        return OllamaModel(name, base_url=base_url("ollama", settings, environ),
+                           num_ctx=conf.num_ctx or ollama.DEFAULT_NUM_CTX, timeout_s=conf.timeout_s, retry=policy,
+                           sink=sink)
+    if provider == "openai-compat":
+        url, hash_, model_name = name.rpartition("#")
+        if not hash_ or not url or not model_name:
+            raise ConfigError(f"model spec {spec!r} needs a base URL and a model name",
+                              hint="write openai-compat:http://localhost:8000/v1#MODEL_NAME")
+        var, key = _key(provider, conf, environ)
+        return OpenAIModel(model_name, base_url=url, api_key=key or "", key_env=var or None,
+                           provider="openai-compat", timeout_s=conf.timeout_s, retry=policy, sink=sink)
+    var, key = _key(provider, conf, environ)
+    if not key:
+        raise ModelAuthError(f"{spec} needs an API key, and {var} is not set", provider=provider,
+                             hint=f"export {var}=... (or set api_key_env under [providers.{provider}] in tomo.toml)")
+    url = base_url(provider, settings, environ)
+    if provider == "anthropic":
+        return AnthropicModel(name, base_url=url, api_key=key, key_env=var, timeout_s=conf.timeout_s,
+                              retry=policy, sink=sink)
+    return OpenAIModel(name, base_url=url, api_key=key, key_env=var, timeout_s=conf.timeout_s, retry=policy,
+                       sink=sink)
+
+
+# ---- detection ---------------------------------------------------------------------------------------------------
+
+
+def pick_blessed(installed: list[str]) -> str | None:
+    """The best blessed model among Ollama's installed names (``name:tag``), or None."""
+    have = set(installed)
+    for blessed, _why in BLESSED_OLLAMA:
+        if ":" in blessed:
+            if blessed in have:
+                return blessed
+        else:
+            match = sorted(n for n in installed if n.split(":", 1)[0] == blessed)
+            if match:
+                return match[0]
+    return None
+
+
+def ollama_installed(url: str, timeout_s: float = 1.5) -> list[str] | None:
+    """Names from GET /api/tags, or None when Ollama does not answer."""
+    try:
+        response = httpx.get(f"{ollama.normalize_host(url)}/api/tags", timeout=timeout_s)
+        response.raise_for_status()
+        models = response.json().get("models") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return [str(m.get("name") or m.get("model")) for m in models if isinstance(m, dict)]
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    spec: str
+    reason: str
+
+
+def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
+           timeout_s: float = 1.5) -> Detection:
+    """The default model and why: the configured one, a blessed installed Ollama model, Anthropic, then OpenAI."""
+    settings = settings or Settings()
+    environ = _env(env)
+    if settings.model:
+        return Detection(settings.model, "set by TOMO_MODEL or model = ... in tomo.toml")
+    url = ollama.normalize_host(base_url("ollama", settings, environ))
+    installed = ollama_installed(url, timeout_s)
+    if installed:
+        chosen = pick_blessed(installed)
+        if chosen:
+            why = dict(BLESSED_OLLAMA).get(chosen) or dict(BLESSED_OLLAMA).get(chosen.split(":", 1)[0], "")
+            return Detection(f"ollama:{chosen}", f"installed in Ollama at {url}: {why}")
+    for provider in ("anthropic", "openai"):
+        var, key = _key(provider, settings.provider(provider), environ)
+        if key:
+            return Detection(TIER_DEFAULTS[provider]["fast"], f"{var} is set (the provider's fast tier)")
+    if installed:
+        raise ModelUnavailable(
+            f"Ollama at {url} has {len(installed)} model(s) ({', '.join(installed[:5])}), but none tomo trusts to "
+            "call tools by itself",
+            provider="ollama",
+            hint=f"`ollama pull {BLESSED_OLLAMA[0][0]}`, or choose one of yours with --model ollama:NAME",
+        )
+    raise ModelUnavailable(f"no model found: Ollama does not answer at {url}, and neither ANTHROPIC_API_KEY nor "
+                           "OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
+
+
+def detect_default_model(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
+                         timeout_s: float = 1.5) -> str:
+    """The spec of the model tomo uses when the user named none (see :func:`detect`)."""
+    return detect(settings, env=env, timeout_s=timeout_s).spec
+
+
+def default_tiers(default_spec: str) -> dict[str, str]:
+    """Tier specs implied by the default model: its provider's table, or the model itself for every tier."""
+    provider, _ = split_spec(default_spec)
+    return dict(TIER_DEFAULTS.get(provider) or dict.fromkeys(TIERS, default_spec))
+
+
+def tier_table(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
+               default_spec: str | None = None) -> dict[str, tuple[str, str]]:
+    """``{tier: (spec, where it came from)}`` for every tier."""
+    settings = settings or Settings()
+    unknown = sorted(set(settings.tiers) - set(TIERS))
+    if unknown:
+        raise ConfigError(f"[tiers] in tomo.toml names unknown tier(s): {', '.join(unknown)}",
+                          hint=f"the tiers are {', '.join(TIERS)}")
+    needs_default = any(t not in settings.tiers for t in TIERS)
+    defaults = default_tiers(default_spec or detect_default_model(settings, env=env)) if needs_default else {}
+    return {t: (settings.tiers[t], "tomo.toml [tiers]") if t in settings.tiers else (defaults[t], "default")
+            for t in TIERS}
+
+
+def model_for_tier(tier: str, settings: Settings | None = None, *, sink: Sink | None = None,
+                   env: Mapping[str, str] | None = None) -> Model:
+    """The model for ``fast``/``balanced``/``deep``."""
+    if tier not in TIERS:
+        raise ConfigError(f"unknown tier {tier!r}", hint=f"use one of {', '.join(TIERS)}")
+    settings = settings or Settings()
+    spec = settings.tiers.get(tier) or tier_table(settings, env=env)[tier][0]
+    return model_from_spec(spec, settings, sink=sink, env=env)
+
+
+# ---- who answers right now ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderStatus:
+    provider: str
+    base_url: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "base_url": self.base_url, "ok": self.ok, "detail": self.detail}
+
+
+async def _probe(client: httpx.AsyncClient, provider: str, url: str, path: str, headers: dict[str, str],
+                 count: str) -> ProviderStatus:
+    try:
+        response = await client.get(url.rstrip("/") + path, headers=headers)
+    except httpx.HTTPError as exc:
+        return ProviderStatus(provider, url, False, f"no answer ({exc.__class__.__name__})")
+    if response.status_code in (401, 403):
+        return ProviderStatus(provider, url, False, f"answers, but rejects the key ({response.status_code})")
+    if not response.is_success:
+        return ProviderStatus(provider, url, False, f"answers with HTTP {response.status_code}")
+    try:
+        n = len(response.json().get(count) or [])
+    except (ValueError, AttributeError):
+        return ProviderStatus(provider, url, False, "answers, but not with JSON: is this the right URL?")
+    return ProviderStatus(provider, url, True, f"{n} model(s) available")
+
+
+async def probe_providers(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
+                          timeout_s: float = 2.0) -> list[ProviderStatus]:
+    """Asks each configured provider for its model list, all at once, with a short timeout."""
+    settings = settings or Settings()
+    environ = _env(env)
+    async with httpx.AsyncClient(timeout=timeout_s) as client:
+        jobs = [_probe(client, "ollama", ollama.normalize_host(base_url("ollama", settings, environ)), "/api/tags",
+                       {}, "models")]
+        skipped: list[ProviderStatus] = []
+        for provider, path in (("anthropic", "/v1/models"), ("openai", "/models")):
+            var, key = _key(provider, settings.provider(provider), environ)
+            url = base_url(provider, settings, environ)
+            if not key:
+                skipped.append(ProviderStatus(provider, url, False, f"not probed: {var} is not set"))
+                continue
+            headers = ({"x-api-key": key, "anthropic-version": anthropic.API_VERSION} if provider == "anthropic"
+                       else {"Authorization": f"Bearer {key}"})
+            jobs.append(_probe(client, provider, url, path, headers, "data"))
+        compat = settings.provider("openai-compat")
+        if compat.base_url:
+            _, key = _key("openai-compat", compat, environ)
+            jobs.append(_probe(client, "openai-compat", compat.base_url, "/models",
+                               {"Authorization": f"Bearer {key}"} if key else {}, "data"))
+        results = list(await asyncio.gather(*jobs))
+    order = ["ollama", "anthropic", "openai", "openai-compat"]
+    return sorted(results + skipped, key=lambda s: order.index(s.provider))
+

@@ -272,3 +272,22 @@ def test_random_calls_never_escape_and_never_run_a_forbidden_handler(calls: list
 
     asyncio.run(go())
     assert jobs.runs.get("delete_job", 0) == 0
+
+
+async def test_a_slow_sync_tool_can_run_off_the_event_loop_thread() -> None:
+    import threading
+
+    reg = Registry()
+    seen: list[str] = []
+
+    def where() -> str:
+        """Name the thread."""
+        seen.append(threading.current_thread().name)
+        return "ok"
+
+    reg.register(where, thread=True)
+    reg.register(where, name="inline")
+    agent = Agent("a", tools=("where", "inline"))
+    await reg.call(agent, call("where"), CALLER)
+    await reg.call(agent, call("inline"), CALLER)
+    assert seen[0] != threading.current_thread().name and seen[1] == threading.current_thread().name

@@ -291,3 +291,20 @@ async def test_a_slow_sync_tool_can_run_off_the_event_loop_thread() -> None:
     await reg.call(agent, call("where"), CALLER)
     await reg.call(agent, call("inline"), CALLER)
     assert seen[0] != threading.current_thread().name and seen[1] == threading.current_thread().name
+
+
+async def test_a_result_that_cannot_be_shown_is_an_error_not_an_exception() -> None:
+    class Opaque:
+        def __str__(self) -> str:
+            raise RuntimeError("no text for you")
+
+    reg = Registry()
+
+    def odd() -> Any:
+        """Return something unprintable."""
+        return Opaque()
+
+    reg.register(odd)
+    result = await reg.call(Agent("a", tools=("odd",)), call("odd"), CALLER)
+    assert result.status == "error" and result.text == (
+        "tool 'odd' ran but its result could not be shown: RuntimeError: no text for you")

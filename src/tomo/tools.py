@@ -232,7 +232,11 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
         text = f"tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    result = render_result(tool.name, value, tool.cap, tool.unit)
+    try:
+        result = render_result(tool.name, value, tool.cap, tool.unit)
+    except Exception as exc:  # a value that cannot become text is the tool's bug; the model still gets an answer
+        text = f"tool {tool.name!r} ran but its result could not be shown: {type(exc).__name__}: {exc}"
+        return ToolResult(tool.name, "error", text, dropped=dropped, value=value, seconds=seconds)
     result.dropped, result.value, result.seconds = dropped, value, seconds
     if dropped:
         result.text += f"\n(note: ignored {', '.join(repr(k) for k in dropped)}: tools always run as the verified " \

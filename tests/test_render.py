@@ -104,3 +104,20 @@ def _strip_times(text: str) -> str:
     import re
 
     return re.sub(r"\d+\.\d+s", "#s", text)
+
+
+def test_tomo_replay_shows_a_saved_transcript(tmp_path: Path, run_tomo) -> None:  # type: ignore[no-untyped-def]
+    from tomo.loop import run_sync
+
+    transcript = tmp_path / "t.jsonl"
+    sink = JsonlSink(transcript)
+    run_sync(Agent("reader", tools=("refs",)), ScriptedModel(SCRIPT), registry(), Caller("ann", 1), "go",
+             Limits(max_steps=2), sink)
+    sink.close()
+    shown = run_tomo("replay", str(transcript))
+    assert shown.returncode == 0, shown.stderr
+    assert "⊘ refused delete_job" in shown.stdout and "■ reader stopped: step limit reached (2)" in shown.stdout
+    as_json = run_tomo("replay", str(transcript), "--json")
+    assert [line for line in as_json.stdout.splitlines() if '"tool_refused"' in line]
+    missing = run_tomo("replay", str(tmp_path / "none.jsonl"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and "hint:" in missing.stderr

@@ -276,3 +276,16 @@ def test_any_script_stays_within_limits_and_answers_every_call(replies: list[dic
             answers = msgs[i + 1 : i + 1 + len(m.tool_calls)]
             assert [a.tool_call_id for a in answers] == [c.id for c in m.tool_calls]
             assert all(a.role == "tool" for a in answers)
+
+
+async def test_streaming_sends_the_text_as_it_arrives_and_ends_the_same() -> None:
+    from tomo.events import AssistantSaid, TextStreamed
+
+    text = "The build failed because the cache key changed between runs."
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("echo", {"text": "a"})), {"content": text}])
+    out = await run(READER, model, Counter().registry, CALLER, "why", sink=sink, stream=True)
+    pieces = [e.text for e in sink.of(TextStreamed)]
+    assert len(pieces) > 1 and "".join(pieces) == text
+    assert out.completed and out.text == text and out.tool_calls == 1
+    assert [e.text for e in sink.of(AssistantSaid)] == [text]

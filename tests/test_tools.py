@@ -220,6 +220,13 @@ def test_bad_tool_definitions_fail_at_registration() -> None:
     with pytest.raises(ToolDefinitionError, match="already registered"):
         reg.register(ok)
 
+    def spoofable(job_id: int, tenant_id: int) -> str:
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match="would let the model choose the tenant") as info:
+        reg.register(spoofable)
+    assert "TenantId" in info.value.hint
+
 
 def test_docstring_parser_reads_google_and_rest_styles() -> None:
     summary, args = parse_docstring(

@@ -39,6 +39,7 @@ Status = Literal["ok", "refused", "error"]
 # genuinely declares a parameter of that name that is not injected.
 CALLER_KEYS = frozenset({"caller", "tenant", "tenant_id", "user", "user_id", "workspace", "workspace_id"})
 
+_TENANT_NAMES = frozenset({"tenant", "tenant_id", "caller"})  # never a model-chosen parameter
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -392,6 +393,10 @@ def _build_tool(fn: Callable[..., Any], name: str, cap: int, unit: str, descript
         if source is not False:
             injected[param.name] = source
             continue
+        if param.name in _TENANT_NAMES:
+            raise ToolDefinitionError(
+                f"parameter {param.name!r} of tool {name!r} would let the model choose the tenant",
+                hint="annotate it as tomo.tools.TenantId (or type it Caller) so it is filled from the verified caller")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
     try:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tomo.agents import Agent
 from tomo.events import (
     JsonlSink,
@@ -235,3 +238,54 @@ def test_run_sync_keeps_the_given_history_untouched() -> None:
     out: Outcome = run_sync(READER, model, Counter().registry, CALLER, history)
     assert len(history) == 2 and [m.role for m in out.messages] == ["system", "user", "assistant"]
     assert model.sent[0][0].content == "custom"  # an existing system message is not replaced
+
+
+# ---- property: any script, the loop's arithmetic and bookkeeping hold ---------------------------------------------
+
+CALL = st.fixed_dictionaries({
+    "name": st.sampled_from(["echo", "list_jobs", "delete_job", "refs", "nope"]),
+    "args": st.sampled_from([{"text": "x"}, {}, {"tenant_id": 916}, {"job_id": 1}, "{broken", {"text": 3}]),
+})
+REPLY = st.fixed_dictionaries(
+    {"tool_calls": st.lists(CALL, min_size=1, max_size=4)},
+    optional={"finish": st.sampled_from(["tool_calls", "length"]), "content": st.text(max_size=5),
+              "usage": st.fixed_dictionaries({"input_tokens": st.integers(0, 500),
+                                              "output_tokens": st.integers(0, 50)})},
+)
+LIMITS = st.builds(Limits, max_steps=st.integers(1, 8), max_tool_calls=st.integers(1, 12),
+                   max_tokens_total=st.integers(1, 3000), max_malformed=st.integers(1, 4))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(REPLY, max_size=10), LIMITS)
+def test_any_script_stays_within_limits_and_answers_every_call(replies: list[dict[str, Any]], limits: Limits) -> None:
+    tools = Counter()
+    model = ScriptedModel([*replies, {"content": "done"}])
+    out = run_sync(READER, model, tools.registry, CALLER, "go", limits)
+    assert out.steps <= limits.max_steps  # type: ignore[operator]
+    assert out.tool_calls <= limits.max_tool_calls  # type: ignore[operator]
+    assert out.malformed_calls <= limits.max_malformed  # type: ignore[operator]
+    assert "delete_job" not in tools.runs and all(t == 1147 for t in tools.runs.get("list_jobs", []))
+    assert (out.stopped_by is None) == (out.messages[-1].role == "assistant")
+    if out.stopped_by is None:
+        assert out.text == "done" and out.steps == len(replies) + 1
+    # every call is answered, in order, right after the reply that made it
+    msgs = out.messages
+    for i, m in enumerate(msgs):
+        if m.role == "assistant" and m.tool_calls:
+            answers = msgs[i + 1 : i + 1 + len(m.tool_calls)]
+            assert [a.tool_call_id for a in answers] == [c.id for c in m.tool_calls]
+            assert all(a.role == "tool" for a in answers)
+
+
+async def test_streaming_sends_the_text_as_it_arrives_and_ends_the_same() -> None:
+    from tomo.events import AssistantSaid, TextStreamed
+
+    text = "The build failed because the cache key changed between runs."
+    sink = ListSink()
+    model = ScriptedModel([tool_reply(("echo", {"text": "a"})), {"content": text}])
+    out = await run(READER, model, Counter().registry, CALLER, "why", sink=sink, stream=True)
+    pieces = [e.text for e in sink.of(TextStreamed)]
+    assert len(pieces) > 1 and "".join(pieces) == text
+    assert out.completed and out.text == text and out.tool_calls == 1
+    assert [e.text for e in sink.of(AssistantSaid)] == [text]

@@ -104,3 +104,37 @@ def _strip_times(text: str) -> str:
     import re
 
     return re.sub(r"\d+\.\d+s", "#s", text)
+
+
+def test_tomo_replay_shows_a_saved_transcript(tmp_path: Path, run_tomo) -> None:  # type: ignore[no-untyped-def]
+    from tomo.loop import run_sync
+
+    transcript = tmp_path / "t.jsonl"
+    sink = JsonlSink(transcript)
+    run_sync(Agent("reader", tools=("refs",)), ScriptedModel(SCRIPT), registry(), Caller("ann", 1), "go",
+             Limits(max_steps=2), sink)
+    sink.close()
+    shown = run_tomo("replay", str(transcript))
+    assert shown.returncode == 0, shown.stderr
+    assert "⊘ refused delete_job" in shown.stdout and "■ reader stopped: step limit reached (2)" in shown.stdout
+    as_json = run_tomo("replay", str(transcript), "--json")
+    assert [line for line in as_json.stdout.splitlines() if '"tool_refused"' in line]
+    missing = run_tomo("replay", str(tmp_path / "none.jsonl"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and "hint:" in missing.stderr
+
+
+def test_streamed_text_shows_in_the_live_status_and_is_logged_once() -> None:
+    from tomo.loop import run_sync
+
+    text = "Looked at the graph; the caller is in src/app.py."
+    live_buf = io.StringIO()
+    live = RichSink(Console(file=live_buf, width=100, force_terminal=True, color_system=None))
+    run_sync(Agent("w"), ScriptedModel([{"content": text}]), registry(), Caller("ann", 1), "go", sink=live,
+             stream=True)
+    live.close()
+    assert "w is writing: …" in live_buf.getvalue()
+    con, buf = console()
+    log = RichSink(con)
+    run_sync(Agent("w"), ScriptedModel([{"content": text}]), registry(), Caller("ann", 1), "go", sink=log,
+             stream=True)
+    assert buf.getvalue().count(text) == 1 and "writing" not in buf.getvalue()

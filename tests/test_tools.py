@@ -220,6 +220,13 @@ def test_bad_tool_definitions_fail_at_registration() -> None:
     with pytest.raises(ToolDefinitionError, match="already registered"):
         reg.register(ok)
 
+    def spoofable(job_id: int, tenant_id: int) -> str:
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match="would let the model choose the tenant") as info:
+        reg.register(spoofable)
+    assert "TenantId" in info.value.hint
+
 
 def test_docstring_parser_reads_google_and_rest_styles() -> None:
     summary, args = parse_docstring(
@@ -272,3 +279,39 @@ def test_random_calls_never_escape_and_never_run_a_forbidden_handler(calls: list
 
     asyncio.run(go())
     assert jobs.runs.get("delete_job", 0) == 0
+
+
+async def test_a_slow_sync_tool_can_run_off_the_event_loop_thread() -> None:
+    import threading
+
+    reg = Registry()
+    seen: list[str] = []
+
+    def where() -> str:
+        """Name the thread."""
+        seen.append(threading.current_thread().name)
+        return "ok"
+
+    reg.register(where, thread=True)
+    reg.register(where, name="inline")
+    agent = Agent("a", tools=("where", "inline"))
+    await reg.call(agent, call("where"), CALLER)
+    await reg.call(agent, call("inline"), CALLER)
+    assert seen[0] != threading.current_thread().name and seen[1] == threading.current_thread().name
+
+
+async def test_a_result_that_cannot_be_shown_is_an_error_not_an_exception() -> None:
+    class Opaque:
+        def __str__(self) -> str:
+            raise RuntimeError("no text for you")
+
+    reg = Registry()
+
+    def odd() -> Any:
+        """Return something unprintable."""
+        return Opaque()
+
+    reg.register(odd)
+    result = await reg.call(Agent("a", tools=("odd",)), call("odd"), CALLER)
+    assert result.status == "error" and result.text == (
+        "tool 'odd' ran but its result could not be shown: RuntimeError: no text for you")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from tomo.errors import ModelError
 from tomo.events import (
     AssistantSaid,
     Event,
@@ -28,12 +29,13 @@ from tomo.events import (
     ReplyTruncated,
     ResultCapped,
     Sink,
+    TextStreamed,
     ToolCalled,
     ToolRefused,
     UsageReported,
 )
 from tomo.models.base import Model
-from tomo.models.messages import Finish, Message, ToolCall, Usage
+from tomo.models.messages import Finish, Message, Reply, ReplyDone, TextDelta, ToolCall, ToolSpec, Usage
 from tomo.tools import Caller, Registry, ToolResult
 
 if TYPE_CHECKING:
@@ -103,11 +105,14 @@ async def run(
     messages: Sequence[Message] | str,
     limits: Limits | None = None,
     sink: Sink | None = None,
+    *,
+    stream: bool = False,
 ) -> Outcome:
     """Runs ``agent`` on ``model`` until it answers without a tool call or a limit stops it.
 
     ``messages`` is the conversation so far (a string is one user message); the agent's prompt is put first as the
     system message unless the conversation already starts with one. The returned outcome holds the whole history.
+    ``stream=True`` asks the model to stream and sends its text to the sink as it arrives (``TextStreamed``).
     """
     limits = limits or agent.limits
     sink = sink or NullSink()
@@ -125,7 +130,10 @@ async def run(
             _check(limits.max_tokens_total, out.usage.total, "tokens")
             emit(ModelThinking(name, model_name, out.steps + 1))
             started = time.perf_counter()
-            reply = await model.chat(history, specs, force_tools=force, max_tokens=limits.max_reply_tokens)
+            if stream:
+                reply = await _streamed(model, history, specs, force, limits.max_reply_tokens, name, emit)
+            else:
+                reply = await model.chat(history, specs, force_tools=force, max_tokens=limits.max_reply_tokens)
             force = False  # forced on the first turn only: a forced model must be able to stop
             out.steps += 1
             out.usage += reply.usage
@@ -191,6 +199,20 @@ async def _answer(agent: Agent, registry: Registry, caller: Caller, calls: list[
         raise stop
 
 
+async def _streamed(model: Model, history: list[Message], specs: list[ToolSpec], force: bool,
+                    max_tokens: int | None, name: str, send: Callable[[Event], None]) -> Reply:
+    reply: Reply | None = None
+    async for item in model.stream(history, specs, force_tools=force, max_tokens=max_tokens):
+        if isinstance(item, TextDelta):
+            send(TextStreamed(name, item.text))
+        elif isinstance(item, ReplyDone):
+            reply = item.reply
+    if reply is None:
+        raise ModelError(f"model {model.name!r} ended its stream without a final reply", provider=model.name,
+                         hint="this is a bug in the model adapter: every stream must end with ReplyDone")
+    return reply
+
+
 def _check(limit: int | None, value: int, reason: StopReason) -> None:
     if limit is not None and value >= limit:
         raise _Stop(reason, limit)
@@ -218,6 +240,8 @@ def run_sync(
     messages: Sequence[Message] | str,
     limits: Limits | None = None,
     sink: Sink | None = None,
+    *,
+    stream: bool = False,
 ) -> Outcome:
     """:func:`run` for callers without an event loop (scripts, the CLI)."""
-    return asyncio.run(run(agent, model, registry, caller, messages, limits, sink))
+    return asyncio.run(run(agent, model, registry, caller, messages, limits, sink, stream=stream))

@@ -13,6 +13,7 @@ complete one.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import json
@@ -38,6 +39,7 @@ Status = Literal["ok", "refused", "error"]
 # genuinely declares a parameter of that name that is not injected.
 CALLER_KEYS = frozenset({"caller", "tenant", "tenant_id", "user", "user_id", "workspace", "workspace_id"})
 
+_TENANT_NAMES = frozenset({"tenant", "tenant_id", "caller"})  # never a model-chosen parameter
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -116,6 +118,7 @@ class Tool:
     cap: int = DEFAULT_CAP
     unit: str = "items"
     params: tuple[str, ...] = field(default_factory=tuple)
+    thread: bool = False
 
 
 # ---- the registry --------------------------------------------------------------------------------------------------
@@ -136,10 +139,17 @@ class Registry:
         *,
         unit: str = "items",
         description: str | None = None,
+        thread: bool = False,
     ) -> Tool:
         """Adds ``fn`` as a tool. A function that cannot become a schema raises :class:`ToolDefinitionError` now,
-        at registration, rather than on the model's first call."""
+        at registration, rather than on the model's first call.
+
+        ``cap`` is in characters (default :data:`DEFAULT_CAP`); ``unit`` names what a list result holds, for the
+        cut notice ("showing 50 of 1,234 references"); ``thread=True`` runs a slow sync function in a worker thread
+        so it does not hold up the event loop (a web console serving other sessions, say).
+        """
         tool = _build_tool(fn, name or fn.__name__, cap if cap is not None else DEFAULT_CAP, unit, description)
+        tool.thread = thread and not tool.is_async
         if tool.name in self._tools:
             raise ToolDefinitionError(f"a tool named {tool.name!r} is already registered",
                                       hint="pass name= to register it under another name")
@@ -147,12 +157,12 @@ class Registry:
         self._specs.clear()
         return tool
 
-    def tool(self, name: str | None = None, cap: int | None = None, *, unit: str = "items",
+    def tool(self, name: str | None = None, cap: int | None = None, *, unit: str = "items", thread: bool = False,
              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator form of :meth:`register`; returns the function unchanged so it stays callable and testable."""
 
         def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.register(fn, name, cap, unit=unit)
+            self.register(fn, name, cap, unit=unit, thread=thread)
             return fn
 
         return decorate
@@ -213,7 +223,7 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
         kwargs[param] = caller if attr is None else getattr(caller, attr)
     started = time.perf_counter()
     try:
-        value = tool.fn(**kwargs)
+        value = await asyncio.to_thread(tool.fn, **kwargs) if tool.thread else tool.fn(**kwargs)
         if tool.is_async or inspect.isawaitable(value):
             value = await typing.cast(Awaitable[Any], value)
     except TomoError as exc:
@@ -223,7 +233,11 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
         text = f"tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    result = render_result(tool.name, value, tool.cap, tool.unit)
+    try:
+        result = render_result(tool.name, value, tool.cap, tool.unit)
+    except Exception as exc:  # a value that cannot become text is the tool's bug; the model still gets an answer
+        text = f"tool {tool.name!r} ran but its result could not be shown: {type(exc).__name__}: {exc}"
+        return ToolResult(tool.name, "error", text, dropped=dropped, value=value, seconds=seconds)
     result.dropped, result.value, result.seconds = dropped, value, seconds
     if dropped:
         result.text += f"\n(note: ignored {', '.join(repr(k) for k in dropped)}: tools always run as the verified " \
@@ -379,6 +393,10 @@ def _build_tool(fn: Callable[..., Any], name: str, cap: int, unit: str, descript
         if source is not False:
             injected[param.name] = source
             continue
+        if param.name in _TENANT_NAMES:
+            raise ToolDefinitionError(
+                f"parameter {param.name!r} of tool {name!r} would let the model choose the tenant",
+                hint="annotate it as tomo.tools.TenantId (or type it Caller) so it is filled from the verified caller")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
     try:
@@ -450,8 +468,3 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         if section in (*_ARG_SECTIONS, "rest") and current and stripped and not stripped.startswith(":"):
             args[current] = (args[current] + " " + stripped).strip()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(summary).strip()), args
-
-
-def describe(tools: Sequence[Tool]) -> str:
-    """One line per tool (for docs and error messages)."""
-    return "\n".join(f"{t.name}: {t.spec.description.splitlines()[0] if t.spec.description else ''}" for t in tools)

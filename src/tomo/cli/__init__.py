@@ -35,6 +35,7 @@ def _register() -> None:
     from tomo.cli import (  # noqa: F401
         demo_cmd,
         graph_cmd,
+        loop_cmd,
         models_cmd,
     )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
@@ -27,6 +28,7 @@ from tomo.events import (
     ReplyTruncated,
     ResultCapped,
     Sink,
+    TextStreamed,
     ToolCalled,
     ToolRefused,
     UsageReported,
@@ -49,9 +51,11 @@ class RichSink:
         self.console = console or Console(highlight=False)
         self.show_assistant = show_assistant
         self._status: Status | None = None
+        self._tail = ""
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             ModelThinking: self._thinking,
             ModelCalled: self._called,
+            TextStreamed: self._streamed,
             AssistantSaid: self._said,
             ToolCalled: self._tool,
             ToolRefused: self._refused,
@@ -63,7 +67,7 @@ class RichSink:
         }
 
     def emit(self, event: Event) -> None:
-        if not isinstance(event, ModelThinking):
+        if not isinstance(event, ModelThinking | TextStreamed):
             self._stop_status()
         self._handlers.get(type(event), self._other)(event)
 
@@ -73,12 +77,20 @@ class RichSink:
     # ---- one method per event --------------------------------------------------------------------------------
 
     def _thinking(self, e: ModelThinking) -> None:
-        message = f"[bold]{e.agent}[/] · {e.model} is thinking (step {e.step})…"
+        self._tail = ""
+        message = f"[bold]{e.agent}[/] · {escape(e.model)} is thinking (step {e.step})…"
         if self._status is None:
             self._status = self.console.status(message, spinner="dots")
             self._status.start()
         else:
             self._status.update(message)
+
+    def _streamed(self, e: TextStreamed) -> None:
+        """Streamed text goes to the status line only (its tail); the whole reply is logged once, when it ends."""
+        self._tail = (self._tail + e.text)[-60:]
+        if self._status is not None:
+            tail = " ".join(self._tail.split())
+            self._status.update(f"[bold]{e.agent}[/] is writing: [dim]…{escape(tail)}[/]")
 
     def _called(self, e: ModelCalled) -> None:
         self._line("dim", f"step {e.step} · {e.model} · {e.seconds:.1f}s · {e.input_tokens:,} in / "

@@ -33,8 +33,10 @@ def version() -> None:
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (
+        assist_cmd,  # noqa: F401
         demo_cmd,  # noqa: F401
         graph_cmd,  # noqa: F401
+        mcp_cmd,  # noqa: F401
     )
 
 

@@ -21,6 +21,7 @@ from tomo.models.scripted import ScriptedModel
 from tomo.prism import Graph
 
 SCRIPT = Path(__file__).resolve().parent / "rename_total.json"
+SCRIPT_AMBIGUOUS = Path(__file__).resolve().parent / "rename_total_ambiguous.json"
 SESSION_ID = "demo"
 """The demo's session tag is fixed so the recorded calls can name their handles exactly as a live model would."""
 REAL_MODEL_HINT = ('tomo assist "{task}" --model ollama:qwen2.5-coder:7b --root DIR --apply '
@@ -66,9 +67,13 @@ def _sources(root: Path) -> dict[str, str]:
 
 
 async def run_demo(workdir: Path, sink: Sink, *, apply_ambiguous: bool = False) -> DemoRun:
-    """Copies the example into ``workdir``, replays the recorded session on it, applies, verifies."""
+    """Copies the example into ``workdir``, replays the recorded session on it, applies, verifies.
+
+    ``apply_ambiguous`` replays scene 2: the same plan applied with its unproven edits, which breaks the example's
+    tests, so verify fails and the harness rolls every edit back.
+    """
     root = copy_example(workdir)
-    script = json.loads(SCRIPT.read_text(encoding="utf-8"))
+    script = json.loads((SCRIPT_AMBIGUOUS if apply_ambiguous else SCRIPT).read_text(encoding="utf-8"))
     task = str(script["task"])
     model = ScriptedModel(script["replies"], name="scripted replay (no model)")
     verify = f"{sys.executable} -m pytest -q -p no:cacheprovider"

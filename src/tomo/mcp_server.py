@@ -14,10 +14,12 @@ import os
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from tomo import __version__
 from tomo.assist.session import OpResult, Session
 from tomo.assist.tools import graph_tools
+from tomo.errors import TomoError
 from tomo.prism import Graph
 
 INSTRUCTIONS = """\
@@ -48,7 +50,10 @@ def build_server(session: Session, *, max_rows: int = 100) -> MCPServer:
     server: MCPServer = MCPServer("tomo-prism", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def call(op: str, args: dict[str, Any]) -> str:
-        return answer_text(session.invoke(op, args), max_rows)
+        try:
+            return answer_text(session.invoke(op, args), max_rows)
+        except TomoError as exc:  # the client's mistake (unknown symbol, refused handle): said, not a crash
+            raise ToolError(str(exc)) from exc
 
     for fn in graph_tools(call, for_mcp=True):
         server.add_tool(fn, structured_output=False)

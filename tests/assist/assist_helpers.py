@@ -1,0 +1,24 @@
+"""Helpers shared by the assist tests (imported by name: pytest puts this directory on sys.path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+RENAME = {"symbol": "shop.lines.OrderLine.total", "new_name": "subtotal"}
+
+
+def sources(root: Path) -> dict[str, bytes]:
+    """Every source file's bytes (the index under .tomo is the harness's, not the project's)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".tomo" not in p.parts and "__pycache__" not in p.parts
+            and ".pytest_cache" not in p.parts}
+
+
+def call(name: str, **args: object) -> dict[str, object]:
+    """One scripted reply that makes one tool call."""
+    return {"tool_calls": [{"name": name, "args": args}]}
+
+
+def say(text: str) -> dict[str, object]:
+    return {"content": text}

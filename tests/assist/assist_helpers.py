@@ -22,3 +22,19 @@ def call(name: str, **args: object) -> dict[str, object]:
 
 def say(text: str) -> dict[str, object]:
     return {"content": text}
+
+
+def make_fanout(root: Path, files: int = 40, calls_per_file: int = 50) -> int:
+    """A package with one function called ``files * calls_per_file`` times across ``files`` modules.
+
+    Returns the number of call sites. Every call is bound through a from-import, so every edit is confirmed.
+    """
+    pkg = root / "fan"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core.py").write_text("def compute(x):\n    return x + 1\n")
+    for i in range(files):
+        body = "".join(f"    total += compute({j})\n" for j in range(calls_per_file))
+        (pkg / f"mod_{i:03d}.py").write_text(
+            f"from fan.core import compute\n\n\ndef run_{i:03d}():\n    total = 0\n{body}    return total\n")
+    return files * calls_per_file

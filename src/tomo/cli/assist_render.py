@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -64,10 +65,13 @@ class AssistSink(RichSink):
 
 
 def _table(title: str, *columns: str) -> Table:
-    table = Table(box=None, padding=(0, 1, 0, 4))
+    table = Table(box=None, padding=(0, 1))
     table.caption = title  # drawn above the table by _print
     for c in columns:
-        table.add_column(c, no_wrap=c in ("location", "symbol", "caller", "target", "confidence", "file"))
+        if c in ("code", "reason"):  # one row per line: the source text is cut, --json has all of it
+            table.add_column(c, no_wrap=True, overflow="ellipsis", max_width=44 if c == "code" else 30)
+        else:
+            table.add_column(c, no_wrap=True)
     return table
 
 
@@ -93,10 +97,10 @@ def render_payload(console: Console, op: str, handle: str, p: dict[str, Any]) ->
     elif op == "references":
         _rows(console, f"references to {p['symbol']} {shown}", p["references"],
               ("location", "confidence", "kind", "code", "reason"),
-              lambda r: (_loc(r), _conf(r["confidence"]), r["kind"], r["text"][:70], r["reason"]))
+              lambda r: (_loc(r), _conf(r["confidence"]), r["kind"], r["text"][:60], r["reason"]))
     elif op == "callers":
         _rows(console, f"callers of {p['symbol']} {shown}", p["callers"], ("caller", "location", "confidence", "code"),
-              lambda r: (r["caller"], _loc(r), _conf(r["confidence"]), r["text"][:70]))
+              lambda r: (r["caller"], _loc(r), _conf(r["confidence"]), r["text"][:60]))
     elif op == "callees":
         _rows(console, f"calls made by {p['symbol']} {shown}", p["callees"], ("calls", "target", "location"),
               lambda r: (r["name"], r["target"] or f"[dim]{r['reason']}[/]", _loc(r)))
@@ -154,7 +158,7 @@ def _print(console: Console, table: Table, total: int) -> None:
         console.print(f"    {title}: [dim]none[/]")
         return
     console.print(f"    {title}")
-    console.print(table)
+    console.print(Padding(table, (0, 0, 0, 3)))
     if total > MAX_ROWS:
         console.print(f"    [dim]… {total - MAX_ROWS:,} more rows (--json lists every row)[/]")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -91,9 +92,9 @@ def test_wrong_kind_unknown_and_reused_handles(session: Session) -> None:
 
 def test_plan_with_conflicts_is_never_applied(session: Session, shop: Path) -> None:
     plan = session.invoke("rename_plan", {"symbol": "shop.lines.OrderLine.total", "new_name": "quantity"})
-    assert "2 conflicts: `shop.lines.OrderLine.quantity` already exists" in plan.receipt
+    assert re.search(r"\d+ conflicts?: `shop\.lines\.OrderLine\.quantity` already exists", plan.receipt)
     before = sources(shop)
-    with pytest.raises(HandleRefused, match="has 2 conflicts"):
+    with pytest.raises(HandleRefused, match=r"has \d+ conflicts? \(`shop\.lines\.OrderLine\.quantity` already"):
         session.invoke("apply_plan", {"handle": plan.handle})
     assert sources(shop) == before
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -140,3 +141,21 @@ def test_bad_operation_and_arguments_say_what_to_do(session: Session) -> None:
     assert "new_name" in err.value.hint
     with pytest.raises(TomoError, match=r"no symbol named `OrderLine\.totl`"):
         session.invoke("references", {"symbol": "OrderLine.totl"})
+
+
+def test_mcp_answers_carry_the_payload_cut_to_max_rows(tmp_path: Path) -> None:
+    from assist_helpers import make_fanout
+
+    from tomo.mcp_server import answer_text
+
+    make_fanout(tmp_path, files=10, calls_per_file=20)
+    session = Session(Graph.open(tmp_path), session_id="m1")
+    try:
+        text = answer_text(session.invoke("rename_plan", {"symbol": "fan.core.compute", "new_name": "calc"}), 50)
+    finally:
+        session.close()
+    receipt, note, payload = text.split("\n", 2)
+    assert receipt.startswith("plan p1-m1: rename fan.core.compute to calc: 211 confirmed edits in 11 files")
+    assert note == ("[edits: showing 50 of 211. The handle p1-m1 stands for all of them: "
+                    "apply_plan applies the whole plan.]")
+    assert len(json.loads(payload)["edits"]) == 50

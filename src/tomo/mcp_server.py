@@ -62,7 +62,7 @@ def build_server(session: Session, *, max_rows: int = 100) -> MCPServer:
 
 def serve(root: str | os.PathLike[str], *, max_rows: int = 100) -> None:
     """Indexes ``root`` (or refreshes its index) and serves the graph over stdio until the client disconnects."""
-    session = Session(Graph.open(root))
+    session = Session(Graph.open(root), refresh=True)  # the user edits files between a client's calls
     try:
         build_server(session, max_rows=max_rows).run("stdio")
     finally:

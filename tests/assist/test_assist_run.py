@@ -152,3 +152,13 @@ async def test_payloads_go_to_the_sink_and_receipts_to_the_model(session: Sessio
     text = seen(model)
     for ref in payload.payload["references"]:
         assert f"{ref['path']}:{ref['line']}" not in text
+
+
+async def test_a_model_that_fails_after_applying_still_goes_through_verify(session: Session, shop: Path) -> None:
+    before = sources(shop)
+    model = ScriptedModel([call("rename_plan", **RENAME), call("apply_plan", handle="p1-t1")])  # then it runs out
+    summary = await run("rename", model, session.invoke, AssistOptions(root=shop, apply=True, verify=FAIL))
+    assert summary.error is not None and "no reply left" in summary.error and not summary.ok
+    assert summary.session == "t1" and summary.applies[0]["written"]
+    assert summary.verify is not None and not summary.verify.passed
+    assert sources(shop) == before  # rolled back

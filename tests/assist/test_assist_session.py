@@ -159,3 +159,14 @@ def test_mcp_answers_carry_the_payload_cut_to_max_rows(tmp_path: Path) -> None:
     assert note == ("[edits: showing 50 of 211. The handle p1-m1 stands for all of them: "
                     "apply_plan applies the whole plan.]")
     assert len(json.loads(payload)["edits"]) == 50
+
+
+def test_a_refreshing_session_sees_edits_made_between_calls(shop: Path) -> None:
+    live = Session(Graph.open(shop), session_id="m2", refresh=True)
+    try:
+        assert live.invoke("references", {"symbol": "shop.lines.OrderLine.total"}).payload["confirmed"] == 7
+        path = shop / "shop/report.py"
+        path.write_text(path.read_text() + "\n\ndef again(line: OrderLine) -> Decimal:\n    return line.total()\n")
+        assert live.invoke("references", {"symbol": "shop.lines.OrderLine.total"}).payload["confirmed"] == 8
+    finally:
+        live.close()

@@ -26,7 +26,7 @@ from typing import Any
 from tomo.agents import Agent
 from tomo.assist.session import MODEL_OPS, OpResult
 from tomo.assist.tools import graph_tools
-from tomo.errors import TomoError
+from tomo.errors import ModelError, TomoError
 from tomo.events import CodeRan, NullSink, Sink
 from tomo.loop import Limits
 from tomo.loop import run as loop_run
@@ -94,6 +94,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     verify: Verify | None = None
     rolled_back: list[str] = field(default_factory=list)
+    error: str | None = None  # the model failed mid-run (provider down, script exhausted...)
 
     @property
     def written(self) -> list[str]:
@@ -104,7 +105,7 @@ class Summary:
 
     @property
     def ok(self) -> bool:
-        return self.verify is None or self.verify.passed
+        return self.error is None and (self.verify is None or self.verify.passed)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -179,14 +180,22 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
         registry.register(fn, cap=2_000, unit="characters")
     agent = build_agent(options)
     caller = Caller("local", "local", options.root)
-    outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink)
-    summary = Summary(task, model.name, _session_of(results), outcome.text, outcome.completed, outcome.stopped_by,
-                      outcome.steps, outcome.tool_calls, outcome.usage.input_tokens, outcome.usage.output_tokens)
-    summary.refused = [r.tool for r in outcome.results if r.status == "refused"]
+    summary = Summary(task, model.name, _session_of(invoke, results))
+    try:
+        outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink)
+    except ModelError as exc:  # what was already written still goes through verify and rollback below
+        summary.error = exc.message
+        summary.notes.append(f"the model failed mid-run: {exc.message}")
+    else:
+        summary.answer, summary.completed, summary.stopped_by = outcome.text, outcome.completed, outcome.stopped_by
+        summary.steps, summary.tool_calls = outcome.steps, outcome.tool_calls
+        summary.input_tokens, summary.output_tokens = outcome.usage.input_tokens, outcome.usage.output_tokens
+        summary.refused = [r.tool for r in outcome.results if r.status == "refused"]
+    summary.session = summary.session or _session_of(invoke, results)
 
     plans = [r for r in results if r.operation == "rename_plan"]
     applies = [r for r in results if r.operation == "apply_plan"]
-    if options.writes and plans and not any(a.payload["written"] for a in applies):
+    if options.writes and plans and summary.error is None and not any(a.payload["written"] for a in applies):
         last = plans[-1].handle
         try:
             result = invoke("apply_plan", {"handle": last, "include_ambiguous": options.apply_ambiguous})
@@ -255,5 +264,8 @@ def _plan_row(r: OpResult) -> dict[str, Any]:
             "files": len(p["files"])}
 
 
-def _session_of(results: list[OpResult]) -> str:
+def _session_of(invoke: Invoke, results: list[OpResult]) -> str:
+    owner = getattr(invoke, "__self__", None)  # a bound Session.invoke knows its session
+    if isinstance(getattr(owner, "id", None), str):
+        return str(owner.id)  # type: ignore[union-attr]
     return results[0].handle.rsplit("-", 1)[-1] if results else ""

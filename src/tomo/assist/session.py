@@ -85,8 +85,12 @@ class Session:
     """One conversation's view of a repository's graph. Not thread-safe: one caller at a time (the loop, an MCP
     server's event loop)."""
 
-    def __init__(self, graph: Graph, *, sink: Sink | None = None, session_id: str | None = None) -> None:
+    def __init__(self, graph: Graph, *, sink: Sink | None = None, session_id: str | None = None,
+                 refresh: bool = False) -> None:
+        """``refresh`` re-reads files changed on disk before every query (a long-lived MCP server, where the user
+        edits between calls); a plan always refreshes first, whatever this says."""
         self.graph = graph
+        self.refresh = refresh
         self.root = graph.root
         self.sink = sink or NullSink()
         self.id = session_id or new_session_id()
@@ -111,6 +115,8 @@ class Session:
         fn = self._ops.get(tool)
         if fn is None:
             raise TomoError(f"there is no graph operation named {tool!r}", hint=f"operations: {', '.join(OPS)}")
+        if self.refresh and tool in ("find_symbol", "definition", "references", "callers", "callees", "impact"):
+            self.graph.refresh()
         try:
             result = fn(**dict(args or {}))
         except TypeError as exc:

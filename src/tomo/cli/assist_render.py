@@ -196,7 +196,10 @@ def print_report(console: Console, s: Summary, options: AssistOptions) -> None:
         if not v.passed:
             for line in v.output_tail[-10:]:
                 console.print(f"  {line}", markup=False, highlight=False)
+    if s.error:
+        console.print(f"[bold red]the model failed:[/] {s.error}")
     for note in s.notes:
-        console.print(f"[dim]note: {note}[/]")
+        if not note.startswith("the model failed"):
+            console.print(f"[dim]note: {note}[/]")
     if s.stopped_by:
         console.print(f"[bold yellow]the model was stopped by the {s.stopped_by} limit[/]")

@@ -162,3 +162,13 @@ async def test_a_model_that_fails_after_applying_still_goes_through_verify(sessi
     assert summary.session == "t1" and summary.applies[0]["written"]
     assert summary.verify is not None and not summary.verify.passed
     assert sources(shop) == before  # rolled back
+
+
+async def test_a_model_that_fails_before_any_operation_raises_with_its_hint(session: Session, shop: Path) -> None:
+    import pytest
+
+    from tomo.errors import ScriptExhausted
+
+    with pytest.raises(ScriptExhausted) as err:
+        await run("rename", ScriptedModel([]), session.invoke, AssistOptions(root=shop, apply=True))
+    assert err.value.hint

@@ -184,6 +184,8 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
     try:
         outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink)
     except ModelError as exc:  # what was already written still goes through verify and rollback below
+        if not results:
+            raise  # nothing happened yet: the error and its hint (how to connect a model) are the whole story
         summary.error = exc.message
         summary.notes.append(f"the model failed mid-run: {exc.message}")
     else:

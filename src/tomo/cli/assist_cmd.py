@@ -11,6 +11,7 @@ from rich.console import Console
 from tomo.assist import AssistOptions, Session, run_sync
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.events import ListSink, PayloadRendered, Sink
 from tomo.models.base import Model
@@ -18,9 +19,9 @@ from tomo.models.scripted import ScriptedModel
 from tomo.prism import Graph
 
 
-def resolve_model(spec: str | None) -> Model:
-    """The model for ``--model SPEC`` (or the detected default). Uses the gateway when this tomo has it; without
-    it only ``scripted:PATH`` works, and any other spec is a clear error."""
+def resolve_model(spec: str | None, root: Path | None = None) -> Model:
+    """The model for ``--model SPEC`` (or the detected default), with the settings of ``root``'s tomo.toml. Uses the
+    gateway when this tomo has it; without it only ``scripted:PATH`` works, and any other spec is a clear error."""
     try:
         from tomo.models.gateway import detect_default_model, model_from_spec
     except ImportError:
@@ -30,7 +31,8 @@ def resolve_model(spec: str | None) -> Model:
                           if spec else "no --model given, and this tomo has no model gateway to detect one",
                           hint="pass --model scripted:PATH (a recorded session), or install a tomo with "
                                "tomo.models.gateway for ollama:/claude:/openai: models") from None
-    return model_from_spec(spec or detect_default_model())
+    settings = load_settings(root)
+    return model_from_spec(spec or detect_default_model(settings), settings)
 
 
 @app.command("assist")
@@ -51,7 +53,7 @@ def assist_cmd(
     """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
-    chosen = resolve_model(model)
+    chosen = resolve_model(model, root.resolve())
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
                             verify=verify, keep=keep, max_turns=max_turns)
     console = Console(highlight=False)

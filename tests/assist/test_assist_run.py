@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from assist_helpers import RENAME, call, say, sources
 
 from tomo.assist import AssistOptions, GraphOnlyRegistry, Session, instead_of, run
 from tomo.assist.tools import graph_tools
+from tomo.errors import ScriptExhausted
 from tomo.events import ListSink, PayloadRendered, ToolRefused
 from tomo.models.messages import Message
 from tomo.models.scripted import ScriptedModel
@@ -165,10 +167,6 @@ async def test_a_model_that_fails_after_applying_still_goes_through_verify(sessi
 
 
 async def test_a_model_that_fails_before_any_operation_raises_with_its_hint(session: Session, shop: Path) -> None:
-    import pytest
-
-    from tomo.errors import ScriptExhausted
-
     with pytest.raises(ScriptExhausted) as err:
         await run("rename", ScriptedModel([]), session.invoke, AssistOptions(root=shop, apply=True))
     assert err.value.hint

@@ -8,6 +8,7 @@ then verified with the project's own tests. Nothing here prints: the CLI renders
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -76,7 +77,8 @@ async def run_demo(workdir: Path, sink: Sink, *, apply_ambiguous: bool = False) 
     script = json.loads((SCRIPT_AMBIGUOUS if apply_ambiguous else SCRIPT).read_text(encoding="utf-8"))
     task = str(script["task"])
     model = ScriptedModel(script["replies"], name="scripted replay (no model)")
-    verify = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    # The example needs no pytest plugin; autoloading every plugin installed next to tomo costs seconds per run.
+    verify = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
     before = _sources(root)
     session = Session(Graph.open(root), sink=sink, session_id=SESSION_ID)
     try:

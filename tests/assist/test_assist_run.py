@@ -133,6 +133,9 @@ async def test_a_plan_made_stale_by_another_apply_is_refused_in_the_run(session:
     summary = await run("two renames", model, session.invoke, AssistOptions(root=shop, apply=True))
     assert "plan p1-t1 is stale: shop/orders.py changed since it was made; nothing was written" in seen(model)
     assert [a["plan"] for a in summary.applies] == ["p2-t1"]
+    assert summary.failed == [{"operation": "apply_plan", "args": {"handle": "p1-t1", "include_ambiguous": False},
+                               "error": "plan p1-t1 is stale: shop/orders.py changed since it was made; nothing was "
+                                        "written"}]
     assert "def subtotal" not in (shop / "shop/lines.py").read_text()
 
 

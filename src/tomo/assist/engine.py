@@ -91,6 +91,7 @@ class Summary:
     chosen: str | None = None
     applies: list[dict[str, Any]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)  # operations the dispatcher refused, and why
     notes: list[str] = field(default_factory=list)
     verify: Verify | None = None
     rolled_back: list[str] = field(default_factory=list)
@@ -167,11 +168,17 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
     options = options or AssistOptions()
     sink = sink or NullSink()
     results: list[OpResult] = []
+    failed: list[dict[str, Any]] = []
 
     def traced(op: str, args: dict[str, Any]) -> str:
         if op == "apply_plan":  # the user's flags decide what an apply may write, never the model
             args = {**args, "include_ambiguous": options.apply_ambiguous, "dry_run": not options.writes}
-        result = invoke(op, args)
+        try:
+            result = invoke(op, args)
+        except TomoError as exc:  # the model reads it as a tool error; the user reads it in the report
+            failed.append({"operation": op, "args": {k: v for k, v in args.items() if k != "dry_run"},
+                           "error": exc.message})
+            raise
         results.append(result)
         return result.receipt
 
@@ -194,6 +201,7 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
         summary.input_tokens, summary.output_tokens = outcome.usage.input_tokens, outcome.usage.output_tokens
         summary.refused = [r.tool for r in outcome.results if r.status == "refused"]
     summary.session = summary.session or _session_of(invoke, results)
+    summary.failed = failed
 
     plans = [r for r in results if r.operation == "rename_plan"]
     applies = [r for r in results if r.operation == "apply_plan"]

@@ -185,6 +185,9 @@ def print_report(console: Console, s: Summary, options: AssistOptions) -> None:
                       "--apply-ambiguous was not given")
         for r in skipped[:10]:
             console.print(f"  {_loc(r)}  {r['reason']}")
+    for f in s.failed:
+        if f["operation"] == "apply_plan":
+            console.print(f"[yellow]not applied:[/] {f['args'].get('handle')}: {f['error']}")
     if s.refused:
         console.print(f"[yellow]refused:[/] {', '.join(sorted(set(s.refused)))} (assist has no text search, file "
                       "reading or shell)")

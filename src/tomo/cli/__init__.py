@@ -33,9 +33,11 @@ def version() -> None:
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (  # noqa: F401
+        assist_cmd,
         demo_cmd,
         graph_cmd,
         loop_cmd,
+        mcp_cmd,
         models_cmd,
     )
 

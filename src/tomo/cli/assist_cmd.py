@@ -1,0 +1,81 @@
+"""`tomo assist TASK`: a sentence in, graph operations out; the user sees every payload, the model only receipts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from tomo.assist import AssistOptions, Session, run_sync
+from tomo.cli import app
+from tomo.cli.assist_render import AssistSink, print_report
+from tomo.config import load_settings
+from tomo.errors import ConfigError
+from tomo.events import ListSink, PayloadRendered, Sink
+from tomo.models.base import Model
+from tomo.models.scripted import ScriptedModel
+from tomo.prism import Graph
+
+
+def resolve_model(spec: str | None, root: Path | None = None) -> Model:
+    """The model for ``--model SPEC`` (or the detected default), with the settings of ``root``'s tomo.toml. Uses the
+    gateway when this tomo has it; without it only ``scripted:PATH`` works, and any other spec is a clear error."""
+    try:
+        from tomo.models.gateway import detect_default_model, model_from_spec
+    except ImportError:
+        if spec and spec.startswith("scripted:"):
+            return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+        raise ConfigError(f"model spec {spec!r} needs the model gateway, which this tomo does not include yet"
+                          if spec else "no --model given, and this tomo has no model gateway to detect one",
+                          hint="pass --model scripted:PATH (a recorded session), or install a tomo with "
+                               "tomo.models.gateway for ollama:/claude:/openai: models") from None
+    settings = load_settings(root)
+    return model_from_spec(spec or detect_default_model(settings), settings)
+
+
+@app.command("assist")
+def assist_cmd(
+    task: str = typer.Argument(..., help='What to do, e.g. "rename OrderLine.total to subtotal everywhere".'),
+    model: str | None = typer.Option(None, "--model", help="Model spec (ollama:NAME, claude:NAME, openai:NAME, "
+                                                            "scripted:PATH); default: detected."),
+    root: Path = typer.Option(Path("."), "--root", help="Repository root (default: current directory)."),
+    apply: bool = typer.Option(False, "--apply", help="Write the confirmed edits of the plan the model chose."),
+    apply_ambiguous: bool = typer.Option(False, "--apply-ambiguous",
+                                         help="Also write the ambiguous edits (implies --apply)."),
+    verify: str | None = typer.Option(None, "--verify", help="Command run in ROOT after writing, e.g. "
+                                                             "'python -m pytest -q'; failing rolls the edits back."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the edits even when --verify fails."),
+    max_turns: int = typer.Option(20, "--max-turns", min=1, help="Stop the model after this many steps."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (summary and every payload)."),
+) -> None:
+    """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
+    chosen = resolve_model(model, root.resolve())
+    options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
+                            verify=verify, keep=keep, max_turns=max_turns)
+    console = Console(highlight=False)
+    events = ListSink()
+    sink: Sink = events if as_json else AssistSink(console)
+    if as_json:
+        graph = Graph.open(root)
+    else:
+        with console.status(f"indexing {options.root} …"):
+            graph = Graph.open(root)
+    session = Session(graph, sink=sink)
+    try:
+        summary = run_sync(task, chosen, session.invoke, options, sink)
+    finally:
+        session.close()
+        if isinstance(sink, AssistSink):
+            sink.close()
+    if as_json:
+        payloads = [{"handle": e.handle, "operation": e.operation, "payload": e.payload}
+                    for e in events.of(PayloadRendered)]
+        typer.echo(json.dumps({"summary": summary.to_dict(), "payloads": payloads}, indent=2, default=str))
+    else:
+        print_report(console, summary, options)
+    if not summary.ok or summary.stopped_by:
+        raise typer.Exit(1)

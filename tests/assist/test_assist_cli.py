@@ -1,0 +1,71 @@
+"""`tomo assist` end to end in a subprocess: a recorded session, real files, real verify, JSON and the terminal view."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from assist_helpers import RENAME, call, say, sources
+
+from tomo.cli.assist_cmd import resolve_model
+from tomo.errors import ConfigError
+from tomo.models.scripted import ScriptedModel
+
+TASK = "rename OrderLine.total to subtotal everywhere"
+
+
+def script(tmp_path: Path) -> str:
+    path = tmp_path / "session.json"
+    # a recorded model cannot know the session's tag, so it names its plan by the bare handle
+    path.write_text(json.dumps({"replies": [call("rename_plan", **RENAME), call("apply_plan", handle="p1"),
+                                            say("Renamed; two ambiguous places left for you.")]}))
+    return f"scripted:{path}"
+
+
+def test_json_report_lists_what_changed_what_was_skipped_and_verify(run_tomo, shop: Path, tmp_path: Path) -> None:
+    done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--apply",
+                    "--verify", f'{sys.executable} -c "pass"', "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    s = out["summary"]
+    assert s["written"] == ["shop/lines.py", "shop/orders.py", "shop/report.py", "tests/test_lines.py"]
+    assert [r["reason"] for r in s["applies"][0]["skipped"]] == ["docs", "untyped receiver `item`"]
+    assert s["verify"]["passed"] is True and s["ok"] is True
+    plan = next(p for p in out["payloads"] if p["operation"] == "rename_plan")
+    assert len(plan["payload"]["edits"]) == 9
+
+
+def test_terminal_view_shows_receipts_payload_and_report(run_tomo, shop: Path, tmp_path: Path) -> None:
+    done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "model read: plan p1-" in out and "7 confirmed edits in 4 files" in out
+    assert "payload of p1-" in out and "tests/test_lines.py:12:22" in out
+    assert "changed: nothing" in out and "was not written: this run does not write (pass --apply)" in out
+
+
+def test_failing_verify_exits_1_and_restores_the_files(run_tomo, shop: Path, tmp_path: Path) -> None:
+    before = sources(shop)
+    done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--apply-ambiguous",
+                    "--verify", f'{sys.executable} -c "raise SystemExit(4)"')
+    assert done.returncode == 1
+    assert "verify:" in done.stdout and "FAILED (exit 4" in done.stdout and "restored byte for byte" in done.stdout
+    assert sources(shop) == before
+
+
+def test_a_missing_script_is_a_clear_error(run_tomo, shop: Path, tmp_path: Path) -> None:
+    done = run_tomo("assist", TASK, "--model", f"scripted:{tmp_path / 'nope.json'}", "--root", str(shop))
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr and "hint:" in done.stderr
+
+
+def test_without_the_gateway_only_scripted_specs_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "tomo.models.gateway", None)  # importing it now raises ImportError
+    with pytest.raises(ConfigError, match="needs the model gateway") as err:
+        resolve_model("ollama:qwen2.5-coder:7b")
+    assert "scripted:PATH" in err.value.hint
+    with pytest.raises(ConfigError, match="no --model given"):
+        resolve_model(None)
+    assert isinstance(resolve_model(script(tmp_path)), ScriptedModel)

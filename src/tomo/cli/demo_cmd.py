@@ -40,6 +40,7 @@ def demo(
         _intro(console)
         first = _scene(console, workdir / "1", "scene 1: the rename, confirmed edits only", False)
         _diff(console, first)
+        second: DemoRun | None = None
         if scene2:
             second = _scene(console, workdir / "2", "scene 2: the same plan with --apply-ambiguous", True)
             console.print(f"files after scene 2 byte-identical to the original: "
@@ -48,9 +49,26 @@ def demo(
         _outro(console, first)
         if keep_dir:
             console.print(f"[dim]the copies are kept in {workdir}[/]")
+        problems = _unexpected(first, second)
+        if problems:
+            for problem in problems:
+                console.print(f"[bold red]demo did not go as recorded:[/] {problem}")
+            raise typer.Exit(1)
     finally:
         if not keep_dir:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _unexpected(first: DemoRun, second: DemoRun | None) -> list[str]:
+    """The demo is also a smoke test of the install: say so, and exit 1, when a scene did not end as it should."""
+    problems = []
+    verify = first.summary.verify
+    if verify is None or not verify.passed:
+        tail = " ".join(verify.output_tail[-2:]) if verify else "it did not run"
+        problems.append(f"scene 1's tests should pass after the rename, but: {tail}")
+    if second is not None and second.changed:
+        problems.append("scene 2 should have rolled every file back, but some differ: " + ", ".join(second.changed))
+    return problems
 
 
 def _intro(console: Console) -> None:

@@ -377,6 +377,24 @@ SYMBOL_NOTE = (
 )
 
 
+def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
+    all_results: dict[str, dict[str, dict[str, Any]]] = raw["results"]
+    targets = {q: locate(roots[p], p, q) for p in all_results for q in SYMBOLS[p]}
+    comparisons = {q: compare(all_results[t.project], t, roots[t.project]) for q, t in targets.items()}
+    renames = raw.get("renames")
+    parts = [
+        f"prism measured from `{raw['prism']}`. Whole run {raw['elapsed_s'] / 60:.1f} min. "
+        "Sources: requests 2.34.2, flask 3.1.3, Django 5.2.19 sdists. "
+        "Peer set-up and caveats: docs/benchmarks-graph-notes.md.",
+        goals(all_results),
+        "### Index, refresh, memory\n\n" + project_table(all_results),
+        "### References per symbol\n\n" + SYMBOL_NOTE + "\n\n" + symbol_table(all_results, comparisons, targets),
+        details(comparisons, targets),
+        "" if not renames else "### Rename, then run flask's own tests (pytest 9.0.2)\n\n" + rename_table(renames),
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="requests and flask only, fewer repeats")
@@ -384,60 +402,36 @@ def main() -> None:
     ap.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}")
     ap.add_argument("--no-rename", action="store_true", help="skip the rename-and-test part")
     ap.add_argument("--no-write", action="store_true", help="print the section instead of writing docs/benchmarks.md")
+    ap.add_argument("--render-only", action="store_true", help="re-render the last run's DATA/graph-results.json")
     args = ap.parse_args()
     tools = [t for t in args.tools.split(",") if t]
-    projects = ["requests", "flask"] if args.quick else ["requests", "flask", "django"]
     data = args.data.resolve()
-    started = time.perf_counter()
-    roots = fetch(data, projects)
-    commit = prism_commit()
-    log(f"prism under test: {commit}")
+    raw_path = data / "graph-results.json"
+    if args.render_only:
+        raw = json.loads(raw_path.read_text(encoding="utf-8"))
+        roots = fetch(data, list(raw["results"]))
+    else:
+        projects = ["requests", "flask"] if args.quick else ["requests", "flask", "django"]
+        started = time.perf_counter()
+        roots = fetch(data, projects)
+        raw = {"prism": prism_commit(), "quick": args.quick, "results": {}, "renames": None, "elapsed_s": 0.0}
+        log(f"prism under test: {raw['prism']}")
+        for project in projects:
+            project_targets = [locate(roots[project], project, q) for q in SYMBOLS[project]]
+            raw["results"][project] = {}
+            for tool in tools:
+                repeats = 2 if args.quick else 5
+                raw["results"][project][tool] = measure_refs(
+                    tool, project, roots[project], project_targets, repeats, data
+                )
+            raw_path.write_text(json.dumps(raw, indent=1), encoding="utf-8")  # keep what is measured so far
+        if not args.no_rename:
+            raw["renames"] = measure_renames(tools, roots["flask"], data)
+        raw["elapsed_s"] = time.perf_counter() - started
+        raw_path.write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
-    targets: dict[str, Target] = {}
-    all_results: dict[str, dict[str, dict[str, Any]]] = {}
-    for project in projects:
-        project_targets = [locate(roots[project], project, q) for q in SYMBOLS[project]]
-        targets.update({t.qualname: t for t in project_targets})
-        all_results[project] = {}
-        for tool in tools:
-            repeats = 1 if tool.startswith("rope") and project == "django" else (2 if args.quick else 5)
-            all_results[project][tool] = measure_refs(tool, project, roots[project], project_targets, repeats, data)
-    comparisons = {q: compare(all_results[t.project], t, roots[t.project]) for q, t in targets.items()}
-    renames = None if args.no_rename else measure_renames(tools, roots["flask"], data)
-    elapsed = time.perf_counter() - started
-
-    raw = {
-        "prism": commit,
-        "results": all_results,
-        "renames": renames,
-        "comparisons": {
-            q: {k: sorted(v) if isinstance(v, set) else v for k, v in c.items() if k != "sets"}
-            for q, c in comparisons.items()
-        },
-    }
-    (data / "graph-results.json").write_text(json.dumps(raw, indent=1, default=list), encoding="utf-8")
-
-    body = "\n\n".join(
-        filter(
-            None,
-            [
-                f"prism measured from `{commit}`. Whole run {elapsed / 60:.1f} min. "
-                "Sources: requests 2.34.2, flask 3.1.3, Django 5.2.19 sdists. "
-                "Peer set-up and caveats: docs/benchmarks-graph-notes.md.",
-                goals(all_results),
-                "### Index, refresh, memory\n\n" + project_table(all_results),
-                "### References per symbol\n\n"
-                + SYMBOL_NOTE
-                + "\n\n"
-                + symbol_table(all_results, comparisons, targets),
-                details(comparisons, targets),
-                None
-                if renames is None
-                else "### Rename, then run flask's own tests (pytest 9.0.2)\n\n" + rename_table(renames),
-            ],
-        )
-    )
-    command = "python bench/graph.py" + (" --quick" if args.quick else "")
+    body = render(raw, roots)
+    command = "python bench/graph.py" + (" --quick" if raw.get("quick") else "")
     if args.no_write:
         print(body)
     else:

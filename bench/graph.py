@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -223,6 +224,7 @@ def project_table(all_results: dict[str, dict[str, dict[str, Any]]]) -> str:
                     tool,
                     fmt_s(open_s),
                     fmt_s(cold) + ("" if tool == "prism" else ratio(cold, prism_cold)),
+                    fmt_s(res["cold"].get("cpu_s")),
                     refresh_cell(res, refresh) if tool == "prism" else ("—" if tool not in WARM else "no index"),
                     fmt_s(warm) if tool in WARM else "— (nothing kept)",
                     f"{peak:.0f}" + ("" if tool == "prism" else ratio(peak, prism_peak)) if peak else "n/a",
@@ -234,6 +236,7 @@ def project_table(all_results: dict[str, dict[str, dict[str, Any]]]) -> str:
         "tool",
         "open / index (s)",
         "cold: open + every first answer (s, ×prism)",
+        "cold process CPU (s)",
         "no-change refresh (s): in process / Graph.open in a new process",
         "warm start: open + first answer (s)",
         "peak MB (×prism)",
@@ -377,6 +380,17 @@ SYMBOL_NOTE = (
 )
 
 
+def load_note(raw: dict[str, Any]) -> str:
+    loads = [r["cold"].get("load1", 0.0) for p in raw["results"].values() for r in p.values()]
+    if not loads or max(loads) < 1.5:
+        return ""
+    return (
+        f"Caution: the machine was not idle (1-minute load average up to {max(loads):.1f} on "
+        f"{os.cpu_count()} cores during the reference runs), so wall times are inflated; the CPU column is less "
+        "affected."
+    )
+
+
 def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
     all_results: dict[str, dict[str, dict[str, Any]]] = raw["results"]
     targets = {q: locate(roots[p], p, q) for p in all_results for q in SYMBOLS[p]}
@@ -387,6 +401,7 @@ def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
         "Sources: requests 2.34.2, flask 3.1.3, Django 5.2.19 sdists. "
         "Peer set-up and caveats: docs/benchmarks-graph-notes.md.",
         goals(all_results),
+        load_note(raw),
         "### Index, refresh, memory\n\n" + project_table(all_results),
         "### References per symbol\n\n" + SYMBOL_NOTE + "\n\n" + symbol_table(all_results, comparisons, targets),
         details(comparisons, targets),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ class LspClient:
         self.progress_active: set[str] = set()
         self.progress_seen = asyncio.Event()
         self.progress_done = asyncio.Event()
+        self.files_found = asyncio.Event()  # pyright logs "Found N source files" once the workspace is enumerated
+        self.log: list[str] = []
         self.reader = asyncio.create_task(self._read())
 
     @classmethod
@@ -80,7 +83,12 @@ class LspClient:
                 result = [self.settings(item.get("section", "")) for item in msg["params"]["items"]]
             await self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         elif "method" in msg:
-            if msg["method"] == "$/progress":
+            if msg["method"] == "window/logMessage":
+                text = str(msg["params"].get("message", ""))
+                self.log.append(text)
+                if re.match(r"Found \d+ source files?", text):
+                    self.files_found.set()
+            elif msg["method"] == "$/progress":
                 token, kind = str(msg["params"]["token"]), msg["params"]["value"].get("kind")
                 if kind == "begin":
                     self.progress_active.add(token)

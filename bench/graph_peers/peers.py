@@ -198,6 +198,15 @@ async def _pyright_session(root: Path, project: str) -> LspClient:
     return client
 
 
+async def _wait_for_workspace(client: LspClient, notes: list[str]) -> None:
+    """Until pyright has enumerated the workspace, references only cover open files (the first answers on Django
+    list the declaration alone); its log line "Found N source files" marks the end of that enumeration."""
+    try:
+        await asyncio.wait_for(client.files_found.wait(), 120)
+    except TimeoutError:
+        notes.append("no 'Found N source files' within 120 s")
+
+
 async def _open(client: LspClient, path: Path) -> None:
     params = {"textDocument": {"uri": uri(path), "languageId": "python", "version": 1, "text": path.read_text()}}
     await client.notify("textDocument/didOpen", params)
@@ -218,8 +227,9 @@ async def _pyright_refs_async(root: Path, project: str, targets: list[Target], r
     client = await _pyright_session(root, project)
     for t in {t.path for t in targets}:
         await _open(client, root / t)
-    open_s = time.perf_counter() - t0
     notes: list[str] = ["diagnosticMode=openFilesOnly", "pyrightconfig include=."]
+    await _wait_for_workspace(client, notes)
+    open_s = time.perf_counter() - t0
 
     async def ask(t: Target) -> list[Ref]:
         params = {
@@ -279,6 +289,7 @@ def pyright_refs(root: Path, project: str, targets: list[Target], repeats: int) 
 async def _pyright_rename_async(root: Path, project: str, target: Target, new: str) -> Result:
     client = await _pyright_session(root, project)
     await _open(client, root / target.path)
+    await _wait_for_workspace(client, [])
     params = {
         "textDocument": {"uri": uri(root / target.path)},
         "position": {"line": target.line - 1, "character": target.col},
@@ -369,6 +380,7 @@ def prism_rename(root: Path, project: str, target: Target, new: str) -> Result:
         "ambiguous": len(plan.ambiguous),
         "conflicts": len(plan.conflicts),
         "applied": getattr(applied, "edits_applied", None),
+        "ambiguous_edits": [f"{e.path}:{e.line} {e.reason}" for e in plan.ambiguous],
     }
 
 

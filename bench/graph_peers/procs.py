@@ -52,6 +52,7 @@ def worker_env() -> dict[str, str]:
 def run_worker(job: dict[str, Any], timeout: float = 900) -> dict[str, Any]:
     """Run ``bench.graph_peers.worker`` on ``job``; return its JSON result plus ``wall_s`` and ``peak_mb``."""
     env = worker_env()
+    load = os.getloadavg()[0]  # other work on the machine skews wall times; the report shows it
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.graph_peers.worker", json.dumps(job)],
@@ -86,5 +87,6 @@ def run_worker(job: dict[str, Any], timeout: float = 900) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(lines[-1]) if lines else {"error": f"no result; stderr: {err[-800:]}"}
     reported = max(result.get("maxrss_kb", 0), result.get("children_maxrss_kb", 0)) * 1024
     result["wall_s"] = wall
+    result["load1"] = max(load, os.getloadavg()[0])
     result["peak_mb"] = max(peak, reported) / 2**20
     return result

@@ -49,6 +49,8 @@ def main() -> None:
         result = run(job)
     except Exception as exc:
         result = {"error": f"{type(exc).__name__}: {exc}"[:500], "traceback": traceback.format_exc()[-2000:]}
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    result["cpu_s"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     result["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result["children_maxrss_kb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     sys.stdout.write("\n" + json.dumps(result) + "\n")

@@ -302,7 +302,7 @@ def rename_table(renames: dict[str, Any]) -> str:
         name = run["qualname"].rsplit(".", 1)[1]
         rn = run["rename"]
         if "error" in rn:
-            rows.append([name, run["tool"], "error", "", "", "", rn["error"][:100]])
+            rows.append([name, run["tool"], "error", "", "", "", "", rn["error"][:100]])
             continue
         tests = run["tests"]
         new_fail = sorted(set(tests["failing"]) - base_fail)
@@ -317,6 +317,7 @@ def rename_table(renames: dict[str, Any]) -> str:
                 name,
                 run["tool"],
                 f"{run['lines']} / {run['files']}",
+                fmt_s(rn.get("seconds")),
                 f"{tests['passed']} / {tests['failed']}",
                 "**green**" if not new_fail else f"{len(new_fail)} new failures",
                 over,
@@ -327,6 +328,7 @@ def rename_table(renames: dict[str, Any]) -> str:
         "renamed",
         "tool",
         "lines / files changed",
+        "rename (s)",
         "tests passed / failed",
         "vs pristine",
         "other public names changed",

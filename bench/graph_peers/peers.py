@@ -87,9 +87,9 @@ def jedi_refs(root: Path, project: str, targets: list[Target], repeats: int, cac
 def jedi_rename(root: Path, project: str, target: Target, new: str, cache: Path) -> Result:
     import jedi
 
+    t0 = time.perf_counter()  # every rename is timed from the tool's set-up to the files written
     proj = _jedi_setup(root, project, cache)
     script = jedi.Script(path=str(root / target.path), project=proj)
-    t0 = time.perf_counter()
     refactoring = script.rename(target.line, target.col, new_name=new)
     refactoring.apply()
     return {"seconds": time.perf_counter() - t0}
@@ -154,8 +154,8 @@ def rope_refs(root: Path, project: str, targets: list[Target], repeats: int, uns
 
 
 def rope_rename(root: Path, project: str, target: Target, new: str, unsure: bool) -> Result:
-    proj, resources = _rope_project(root, project)
     t0 = time.perf_counter()
+    proj, resources = _rope_project(root, project)
     changes = _rope_changes(proj, resources, target, new, unsure)
     proj.do(changes)
     proj.close()
@@ -287,6 +287,7 @@ def pyright_refs(root: Path, project: str, targets: list[Target], repeats: int) 
 
 
 async def _pyright_rename_async(root: Path, project: str, target: Target, new: str) -> Result:
+    t0 = time.perf_counter()
     client = await _pyright_session(root, project)
     await _open(client, root / target.path)
     await _wait_for_workspace(client, [])
@@ -295,7 +296,6 @@ async def _pyright_rename_async(root: Path, project: str, target: Target, new: s
         "position": {"line": target.line - 1, "character": target.col},
     }
     ref_params = {**params, "context": {"includeDeclaration": True}}
-    t0 = time.perf_counter()
     prev = None
     while True:  # wait for analysis the same way as for references
         cur = await client.request("textDocument/references", ref_params)
@@ -370,8 +370,8 @@ def prism_refs(root: Path, project: str, targets: list[Target], repeats: int) ->
 def prism_rename(root: Path, project: str, target: Target, new: str) -> Result:
     from tomo.prism import Graph  # type: ignore[attr-defined]
 
-    graph = Graph.open(root)
     t0 = time.perf_counter()
+    graph = Graph.open(root)
     plan = graph.rename_plan(target.qualname, new)
     applied = graph.apply(plan, include_ambiguous=False)
     return {

@@ -3,10 +3,10 @@ and rename-and-test on flask's own test suite.
 
 One command reproduces everything (downloads pinned sdists into --data, builds a venv there for flask's tests):
 
-    python bench/graph.py            # requests, flask, Django 5.2; about 10-15 min on 2 cores
-    python bench/graph.py --quick    # requests and flask only; about 2 min
+    python bench/graph.py            # requests, flask, Django 5.2; about 5 min on 2 idle cores
+    python bench/graph.py --quick    # requests and flask only; about 1.5 min
 
-Until prism is merged into main, point it at the prism branch: ``PYTHONPATH=/work/wt-prism/src python bench/graph.py``.
+Until prism is merged into main, measure the prism branch's last commit: ``--prism-git /work/wt-prism@HEAD``.
 Every tool runs in its own subprocess (peak memory is that process tree's), the peers set up as /work/shared/PEERS.md
 says: jedi with its file limits lifted, rope with source folders and unparsable files excluded (sure and "unsure"
 modes), basedpyright over LSP asked again until its answer stops changing. Method notes: docs/benchmarks-graph-notes.md.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._report import table, write_section
 from bench.graph_peers import renametest
-from bench.graph_peers.data import RENAMES, SYMBOLS, Target, fetch, locate, python_files
+from bench.graph_peers.data import PINS, RENAMES, SYMBOLS, Target, fetch, locate, python_files
 from bench.graph_peers.procs import REPO, run_worker, worker_env
 
 TOOLS = ["prism", "jedi", "rope", "rope-unsure", "basedpyright"]
@@ -57,6 +57,22 @@ def prism_commit() -> str:
         return f"{root} @ {branch.stdout.strip()} {rev.stdout.strip()}" + (" + uncommitted changes" if dirty else "")
     except OSError as exc:
         return f"unknown ({exc})"
+
+
+def prism_snapshot(spec: str, data: Path) -> str:
+    """``REPO[@REV]``: export that commit's ``src/tomo`` with ``git archive`` (read-only, no checkout touched) and
+    put it first on the workers' PYTHONPATH, so the report names exactly which prism was measured."""
+    repo, _, rev = spec.partition("@")
+    git = ["git", "-C", repo]
+    full = subprocess.run([*git, "rev-parse", "--short", rev or "HEAD"], capture_output=True, text=True, check=True)
+    commit = full.stdout.strip()
+    dest = data / f"prism-{commit}"
+    if not (dest / "src" / "tomo").is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run([*git, "archive", commit, "src/tomo"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(dest / "src"), os.environ.get("PYTHONPATH")]))
+    return f"{repo} @ {commit} (git archive snapshot)"
 
 
 # ------------------------------------------------------------------------------------------------------ measuring
@@ -400,7 +416,7 @@ def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
     renames = raw.get("renames")
     parts = [
         f"prism measured from `{raw['prism']}`. Whole run {raw['elapsed_s'] / 60:.1f} min. "
-        "Sources: requests 2.34.2, flask 3.1.3, Django 5.2.19 sdists. "
+        "Sources: " + ", ".join(PINS[p].replace("==", " ") for p in all_results) + " sdists. "
         "Peer set-up and caveats: docs/benchmarks-graph-notes.md.",
         goals(all_results),
         load_note(raw),
@@ -419,6 +435,7 @@ def main() -> None:
     ap.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}")
     ap.add_argument("--no-rename", action="store_true", help="skip the rename-and-test part")
     ap.add_argument("--no-write", action="store_true", help="print the section instead of writing docs/benchmarks.md")
+    ap.add_argument("--prism-git", metavar="REPO[@REV]", help="measure the prism of another checkout's commit")
     ap.add_argument("--render-only", action="store_true", help="re-render the last run's DATA/graph-results.json")
     args = ap.parse_args()
     tools = [t for t in args.tools.split(",") if t]
@@ -431,7 +448,8 @@ def main() -> None:
         projects = ["requests", "flask"] if args.quick else ["requests", "flask", "django"]
         started = time.perf_counter()
         roots = fetch(data, projects)
-        raw = {"prism": prism_commit(), "quick": args.quick, "results": {}, "renames": None, "elapsed_s": 0.0}
+        label = prism_snapshot(args.prism_git, data) if args.prism_git else prism_commit()
+        raw = {"prism": label, "quick": args.quick, "results": {}, "renames": None, "elapsed_s": 0.0}
         log(f"prism under test: {raw['prism']}")
         for project in projects:
             project_targets = [locate(roots[project], project, q) for q in SYMBOLS[project]]

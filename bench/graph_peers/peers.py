@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import json
 import os
 import statistics
@@ -38,10 +39,10 @@ def _query_all(targets: list[Target], ask: Callable[[Target], list[Ref]], repeat
     for t in targets:
         row: Result = {"qualname": t.qualname}
         try:
-            row["first_s"], refs = _timed(lambda t=t: ask(t))
+            row["first_s"], refs = _timed(functools.partial(ask, t))
             row["repeat_s"] = []
             for _ in range(repeats):  # a slow tool gets fewer repeats: at least one, then up to REPEAT_BUDGET_S
-                row["repeat_s"].append(_timed(lambda t=t: ask(t))[0])
+                row["repeat_s"].append(_timed(functools.partial(ask, t))[0])
                 if sum(row["repeat_s"]) > REPEAT_BUDGET_S:
                     break
             row["refs"] = sorted(set(refs))
@@ -225,8 +226,8 @@ def _from_uri(root: Path, u: str) -> str | None:
 async def _pyright_refs_async(root: Path, project: str, targets: list[Target], repeats: int) -> Result:
     t0 = time.perf_counter()
     client = await _pyright_session(root, project)
-    for t in {t.path for t in targets}:
-        await _open(client, root / t)
+    for rel in {t.path for t in targets}:
+        await _open(client, root / rel)
     notes: list[str] = ["diagnosticMode=openFilesOnly", "pyrightconfig include=."]
     await _wait_for_workspace(client, notes)
     open_s = time.perf_counter() - t0

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -325,7 +326,13 @@ def rename_table(renames: dict[str, Any]) -> str:
         over = len(run["names_gone"]) + len(run["names_new"])
         extra = ""
         if run["tool"] == "prism":
-            extra = f"{rn.get('confirmed')} confirmed applied, {rn.get('ambiguous')} ambiguous left"
+            reasons = Counter(
+                e.split(" ", 1)[1].split(":")[0] if " " in e else "?" for e in rn.get("ambiguous_edits", [])
+            )
+            why = ", ".join(f"{r} {n}" for r, n in reasons.most_common(4))
+            extra = f"{rn.get('confirmed')} confirmed applied, {rn.get('ambiguous')} ambiguous left" + (
+                f" ({why})" if why else ""
+            )
         if not run["renamed_itself"]:
             extra = (extra + "; " if extra else "") + "definition not renamed"
         rows.append(

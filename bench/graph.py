@@ -456,7 +456,14 @@ def main() -> None:
         started = time.perf_counter()
         roots = fetch(data, projects)
         label = prism_snapshot(args.prism_git, data) if args.prism_git else prism_commit()
-        raw = {"prism": label, "quick": args.quick, "results": {}, "renames": None, "elapsed_s": 0.0}
+        raw = {
+            "prism": label,
+            "prism_git": args.prism_git,
+            "quick": args.quick,
+            "results": {},
+            "renames": None,
+            "elapsed_s": 0.0,
+        }
         log(f"prism under test: {raw['prism']}")
         for project in projects:
             project_targets = [locate(roots[project], project, q) for q in SYMBOLS[project]]
@@ -474,6 +481,8 @@ def main() -> None:
 
     body = render(raw, roots)
     command = "python bench/graph.py" + (" --quick" if raw.get("quick") else "")
+    if raw.get("prism_git"):
+        command += f" --prism-git {raw['prism_git']}"
     if args.no_write:
         print(body)
     else:

@@ -1,0 +1,284 @@
+"""What every sandbox shares: spawning into per-run cgroups, pumping capped output, the timeout, the cleanup.
+
+A concrete sandbox only says how to wrap an argv (:meth:`Sandbox.launch`) and how to stop a run that timed out
+(:meth:`Sandbox.stop`). Everything else -- and so every guarantee the escape battery checks about output, time and
+leftovers -- lives here once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import signal
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tomo.errors import SandboxError
+from tomo.sandbox.cgroup import Cgroups
+from tomo.sandbox.model import ExecResult, Limits, build_argv
+from tomo.sandbox.output import OnOutput, OutputCap
+
+if TYPE_CHECKING:
+    from tomo.sandbox.session import PythonSession
+
+RLIMIT_BY_NAME = {
+    "as": resource.RLIMIT_AS,
+    "cpu": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "nproc": resource.RLIMIT_NPROC,
+    "core": resource.RLIMIT_CORE,
+}
+# How long after the process exits (or is killed) the output pipe may stay open before tomo stops waiting for it.
+DRAIN_S = 3.0
+
+
+def rlimits_for(limits: Limits) -> dict[str, int]:
+    return {
+        "as": limits.memory_bytes,
+        "cpu": limits.cpu_s,
+        "fsize": limits.file_size_bytes,
+        "nofile": limits.open_files,
+        "core": 0,
+    }
+
+
+def apply_rlimits(values: dict[str, int]) -> None:
+    for name, value in values.items():
+        if value or name == "core":
+            hard = value + 1 if name == "cpu" else value  # SIGXCPU at the soft limit, SIGKILL a second later
+            resource.setrlimit(RLIMIT_BY_NAME[name], (value, hard))
+
+
+@dataclass
+class Launch:
+    """How to start one run: the full argv, its environment and directory, and rlimits to set before exec."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    rlimits: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Running:
+    """A started run and what must be cleaned up after it."""
+
+    proc: asyncio.subprocess.Process
+    cgroups: Cgroups | None
+    started: float
+    notes: list[str]
+
+    def cleanup(self) -> list[str]:
+        """Kills anything left in the run's cgroups and removes them; returns what the limits did, in words."""
+        notes: list[str] = []
+        if self.cgroups is not None:
+            leftover = self.cgroups.kill_all() if self.cgroups.wait_empty(0.25) else 0
+            if leftover:
+                notes.append(f"{leftover} process(es) were still running after the run and were killed")
+            notes += self.cgroups.notes()
+            self.cgroups.remove()
+            self.cgroups = None
+        return notes
+
+
+def exit_code_of(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def signal_note(code: int, limits: Limits) -> str | None:
+    """Says which limit a signal death most likely came from (a shell may also exit 128+N on its own)."""
+    if code == 128 + signal.SIGXCPU:
+        return f"stopped by the CPU-time limit ({limits.cpu_s} s of CPU)"
+    if 128 < code < 128 + signal.NSIG:
+        with contextlib.suppress(ValueError):
+            return f"ended by signal {signal.Signals(code - 128).name}"
+    return None
+
+
+class Sandbox(ABC):
+    """Runs shell, Python or an argv in a workspace under :class:`Limits`; see :meth:`run`."""
+
+    name = "sandbox"
+
+    def __init__(self, limits: Limits | None = None, *, use_cgroups: bool = True, python: str | None = None) -> None:
+        self.limits = limits or Limits()
+        self.use_cgroups = use_cgroups
+        self.python = python or os.path.realpath(sys.executable)
+
+    # ---- what a concrete sandbox provides ---------------------------------------------------------------------
+
+    @abstractmethod
+    def launch(self, argv: list[str], workspace: Path, limits: Limits) -> Launch:
+        """Wraps ``argv`` so it runs confined to ``workspace``."""
+
+    @abstractmethod
+    async def stop(self, running: Running) -> None:
+        """Kills a run that timed out, with everything it started."""
+
+    def describe(self) -> dict[str, object]:
+        """What this sandbox enforces, for ``tomo exec --explain`` style output and the docs."""
+        return {"kind": self.name}
+
+    # ---- the contract -----------------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        command_or_code: str | Sequence[str],
+        language: str = "shell",
+        workspace: str | Path = ".",
+        limits: Limits | None = None,
+        *,
+        on_output: OnOutput | None = None,
+    ) -> ExecResult:
+        """Runs a shell command, a Python block, or an argv list, and returns when it and all its children are gone.
+
+        ``on_output`` receives the output live (up to the cap); the result keeps head and tail of it.
+        """
+        limits = limits or self.limits
+        argv = build_argv(command_or_code, language, self.python)
+        running = await self.spawn(argv, workspace_path(workspace), limits)
+        cap = OutputCap(limits.output_bytes, on_output)
+        assert running.proc.stdout is not None
+        pump = asyncio.create_task(_pump(running.proc.stdout, cap.feed))
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(running.proc.wait(), limits.timeout_s)
+            except TimeoutError:
+                timed_out = True
+                await self.stop(running)
+            drained = await _drain(pump)
+        finally:
+            if running.proc.returncode is None:  # cancelled: nothing may outlive the call
+                await self.stop(running)
+            pump.cancel()
+            notes = running.notes + running.cleanup()
+        duration = time.monotonic() - running.started
+        code = 124 if timed_out else exit_code_of(running.proc.returncode or 0)
+        if timed_out:
+            notes.insert(0, f"timed out after {limits.timeout_s:g} s; the command and all its children were killed")
+        elif (note := signal_note(code, limits)) is not None:
+            notes.insert(0, note)
+        if not drained:
+            notes.append(f"the output pipe stayed open {DRAIN_S:g} s after the run ended; stopped reading it")
+        if cap.truncated:
+            notes.append(cap.notice().strip("[]"))
+        return ExecResult(
+            exit_code=code, output=cap.text(), truncated=cap.truncated, timed_out=timed_out, duration=duration,
+            total_bytes=cap.total, notes=tuple(notes),
+        )
+
+    def run_sync(
+        self,
+        command_or_code: str | Sequence[str],
+        language: str = "shell",
+        workspace: str | Path = ".",
+        limits: Limits | None = None,
+        *,
+        on_output: OnOutput | None = None,
+    ) -> ExecResult:
+        """The same as :meth:`run` for callers without an event loop."""
+        return asyncio.run(self.run(command_or_code, language, workspace, limits, on_output=on_output))
+
+    def session(self, workspace: str | Path = ".", limits: Limits | None = None) -> PythonSession:
+        """A persistent Python interpreter in this sandbox: state survives between blocks until it is closed."""
+        from tomo.sandbox.session import PythonSession
+
+        return PythonSession(self, workspace_path(workspace), limits or self.limits)
+
+    # ---- shared machinery -------------------------------------------------------------------------------------
+
+    async def spawn(
+        self, argv: list[str], workspace: Path, limits: Limits, *, stdin: int | None = None,
+        pass_fds: Sequence[int] = (),
+    ) -> Running:
+        """Starts ``argv`` wrapped by :meth:`launch`, in its own session and (where possible) its own cgroups."""
+        launch = self.launch(argv, workspace, limits)
+        notes: list[str] = []
+        cgroups: Cgroups | None = None
+        if self.use_cgroups:
+            cgroups, why = Cgroups.create(limits.max_pids, limits.memory_bytes)
+            if cgroups is None:
+                notes.append(f"no cgroup limits: {why}")
+            else:
+                cgroups.open_for_join()
+        preexec = _preexec(cgroups, launch.rlimits) if cgroups is not None or launch.rlimits else None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *launch.argv,
+                stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=launch.cwd,
+                env=launch.env,
+                start_new_session=True,
+                preexec_fn=preexec,
+                pass_fds=tuple(pass_fds),
+            )
+        except OSError as exc:
+            if cgroups is not None:
+                cgroups.remove()
+            raise SandboxError(
+                f"cannot start {launch.argv[0]}: {exc.strerror}", hint="check that it is installed"
+            ) from exc
+        finally:
+            if cgroups is not None:
+                cgroups.close_join_fds()
+        return Running(proc=proc, cgroups=cgroups, started=time.monotonic(), notes=notes)
+
+
+def workspace_path(workspace: str | Path) -> Path:
+    path = Path(workspace).expanduser()
+    try:
+        path = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise SandboxError(f"workspace {workspace} does not exist", hint="create the directory or pass --root") from exc
+    if not path.is_dir():
+        raise SandboxError(f"workspace {path} is not a directory", hint="pass a directory as the workspace")
+    if path == Path("/"):
+        raise SandboxError("the workspace cannot be /", hint="pass a project directory; / would make the box moot")
+    return path
+
+
+def _preexec(cgroups: Cgroups | None, rlimits: dict[str, int]) -> Callable[[], None]:
+    def preexec() -> None:  # runs between fork and exec: only syscalls, no imports, no locks
+        if cgroups is not None:
+            cgroups.join()
+        apply_rlimits(rlimits)
+
+    return preexec
+
+
+async def _pump(stream: asyncio.StreamReader, feed: Callable[[bytes], None]) -> None:
+    while chunk := await stream.read(65536):
+        feed(chunk)
+
+
+async def _drain(pump: asyncio.Task[None]) -> bool:
+    """Waits for the output to reach EOF; False when something kept the pipe open too long."""
+    try:
+        await asyncio.wait_for(asyncio.shield(pump), DRAIN_S)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def kill_group(running: Running, grace_s: float = 0.0) -> None:
+    """SIGKILLs the run's process group (it is a session leader) and waits for the leader."""
+    proc = running.proc
+    if grace_s and proc.returncode is None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), grace_s)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    await proc.wait()

@@ -32,7 +32,7 @@ def version() -> None:
 
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
-    from tomo.cli import demo_cmd  # noqa: F401
+    from tomo.cli import demo_cmd, exec_cmd  # noqa: F401
 
 
 _register()

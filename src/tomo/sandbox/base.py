@@ -137,10 +137,12 @@ class Sandbox(ABC):
         limits: Limits | None = None,
         *,
         on_output: OnOutput | None = None,
+        on_cut: Callable[[str], None] | None = None,
     ) -> ExecResult:
         """Runs a shell command, a Python block, or an argv list, and returns when it and all its children are gone.
 
-        ``on_output`` receives the output live (up to the cap); the result keeps head and tail of it.
+        ``on_output`` receives the output live, up to the cap; if the output was longer, ``on_cut`` is then told in
+        words what was not shown and ``on_output`` gets the tail. The result keeps the head and the tail.
         """
         limits = limits or self.limits
         argv = build_argv(command_or_code, language, self.python)
@@ -156,6 +158,7 @@ class Sandbox(ABC):
                 timed_out = True
                 await self.stop(running)
             drained = await _drain(pump)
+            cap.finish(on_cut)
         finally:
             if running.proc.returncode is None:  # cancelled: nothing may outlive the call
                 await self.stop(running)
@@ -184,9 +187,10 @@ class Sandbox(ABC):
         limits: Limits | None = None,
         *,
         on_output: OnOutput | None = None,
+        on_cut: Callable[[str], None] | None = None,
     ) -> ExecResult:
         """The same as :meth:`run` for callers without an event loop."""
-        return asyncio.run(self.run(command_or_code, language, workspace, limits, on_output=on_output))
+        return asyncio.run(self.run(command_or_code, language, workspace, limits, on_output=on_output, on_cut=on_cut))
 
     def session(self, workspace: str | Path = ".", limits: Limits | None = None) -> PythonSession:
         """A persistent Python interpreter in this sandbox: state survives between blocks until it is closed."""

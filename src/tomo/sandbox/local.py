@@ -10,7 +10,6 @@ The environment is inherited: this box is for people who trust the code.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -26,7 +25,8 @@ class LocalSandbox(Sandbox):
     name = "local"
 
     def launch(self, argv: list[str], workspace: Path, limits: Limits) -> Launch:
-        launcher = [sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), json.dumps(rlimits_for(limits)), "--"]
+        rlimits = ",".join(f"{name}={value}" for name, value in rlimits_for(limits).items())
+        launcher = [sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), rlimits, "--"]
         return Launch(argv=launcher + argv, env=dict(os.environ), cwd=str(workspace))
 
     async def stop(self, running: Running) -> None:

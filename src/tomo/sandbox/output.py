@@ -68,6 +68,17 @@ class OutputCap:
         tail_start = self.total - len(self._tail)
         return bytes(self._tail[max(0, self.streamed - tail_start):])
 
+    def finish(self, on_cut: Callable[[str], None] | None = None) -> None:
+        """Completes a live stream: if output was cut, says so (``on_cut``) and sends the tail the viewer missed."""
+        if self._on_output is None or not self.truncated:
+            return
+        tail = self.unstreamed_tail()
+        if on_cut is not None:
+            on_cut(self.stream_notice())
+        self.streamed = self.total  # the viewer has now seen everything it will see
+        if tail:
+            self._on_output(tail)
+
     def stream_notice(self) -> str:
         """For a live viewer: how much between the streamed part and the tail printed after it was dropped."""
         gap = self.total - self.streamed - len(self.unstreamed_tail())

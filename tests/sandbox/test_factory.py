@@ -1,0 +1,67 @@
+"""Choosing a box: strict by default, never a silent fallback, settings from tomo.toml respected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sandbox_support import require_bwrap
+
+from tomo.config import SandboxSettings
+from tomo.errors import SandboxError
+from tomo.sandbox import BubblewrapSandbox, Limits, LocalSandbox, make_sandbox
+
+
+def test_auto_is_strict_when_bubblewrap_exists() -> None:
+    require_bwrap()
+    box = make_sandbox("auto", SandboxSettings(timeout_s=7, memory_mb=100))
+    assert isinstance(box, BubblewrapSandbox)
+    assert box.limits == Limits(timeout_s=7, memory_bytes=100 * 1024 * 1024)
+
+
+@pytest.mark.parametrize("kind", ["auto", "strict"])
+def test_no_bubblewrap_means_a_refusal_not_a_fallback(kind: str, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SandboxError) as info:
+        make_sandbox(kind)
+    assert "not installed" in info.value.message
+    assert "apt-get install bubblewrap" in info.value.hint and "--sandbox local" in info.value.hint
+
+
+def test_local_must_be_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert isinstance(make_sandbox("local"), LocalSandbox)
+    assert isinstance(make_sandbox(None, SandboxSettings(kind="local")), LocalSandbox)
+
+
+def test_unknown_kind() -> None:
+    with pytest.raises(SandboxError, match="unknown sandbox kind 'podman'"):
+        make_sandbox("podman")
+
+
+def test_extra_paths_are_checked_and_bound(tmp_path: Path) -> None:
+    require_bwrap()
+    with pytest.raises(SandboxError, match="does not exist") as info:
+        make_sandbox("strict", SandboxSettings(ro_paths=[str(tmp_path / "missing")]))
+    assert "ro_paths" in info.value.hint
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "in.txt").write_text("input\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    box = make_sandbox("strict", SandboxSettings(ro_paths=[str(data)], rw_paths=[str(cache)]))
+    result = box.run_sync(f"cat {data}/in.txt; echo x > {data}/no.txt; echo y > {cache}/yes.txt", "shell", ws)
+    assert result.output.startswith("input\n") and "Read-only file system" in result.output
+    assert not (data / "no.txt").exists() and (cache / "yes.txt").read_text() == "y\n"
+
+
+def test_network_flag_shares_the_host_network(tmp_path: Path) -> None:
+    require_bwrap()
+    box = make_sandbox("strict", SandboxSettings(network=True))
+    result = box.run_sync("cat /proc/net/dev | wc -l", "shell", tmp_path)
+    closed = make_sandbox("strict").run_sync("cat /proc/net/dev | wc -l", "shell", tmp_path)
+    assert int(closed.output) == 3  # two header lines and lo
+    assert int(result.output) > 3

@@ -4,8 +4,8 @@ rlimits cannot bound a process tree: RLIMIT_NPROC is never enforced for processe
 exempts the root user itself, capabilities or not, and a root-started bubblewrap box maps its uid 65534 to root), and
 RLIMIT_AS is per process. A cgroup bounds the whole tree. tomo creates one under its own cgroup (v1: one directory per
 controller; v2: one directory, if the parent delegates the controllers) and the spawned process joins it before it
-executes anything, so nothing can fork outside it. When no cgroup can be created, :meth:`Cgroups.create` says why and
-the run relies on rlimits alone.
+executes anything (``JOIN_SHIM`` in base.py), so nothing can fork outside it. When no cgroup can be created,
+:meth:`Cgroups.create` says why and the run relies on rlimits alone.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import itertools
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -41,14 +41,13 @@ def _own_paths() -> dict[str, str]:
 
 @dataclass
 class Cgroups:
-    """The cgroup directories of one run; ``procs`` are the files a process writes its pid to in order to join."""
+    """The cgroup directories of one run; ``procs`` are the files a process writes "0" to in order to join."""
 
     version: str
     dirs: list[Path]
     procs: list[Path]
     max_pids: int
     memory_bytes: int
-    _fds: list[int] = field(default_factory=list)
 
     @classmethod
     def create(cls, max_pids: int, memory_bytes: int) -> tuple[Cgroups | None, str]:
@@ -85,7 +84,9 @@ class Cgroups:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise
-        return cls("v1", made, [d / "cgroup.procs" for d in made], max_pids, memory_bytes)
+        # A new process joins through `tasks` with "0" (itself, single-threaded): the kernel then skips the global
+        # threadgroup lock a write to cgroup.procs takes, which can cost an RCU grace period.
+        return cls("v1", made, [d / "tasks" for d in made], max_pids, memory_bytes)
 
     @classmethod
     def _create_v2(cls, name: str, own: str, max_pids: int, memory_bytes: int) -> Cgroups:
@@ -107,25 +108,9 @@ class Cgroups:
             raise
         return cls("v2", [group], [group / "cgroup.procs"], max_pids, memory_bytes)
 
-    def open_for_join(self) -> None:
-        """Opens the procs files in the parent, so the child only has to write(2) between fork and exec."""
-        self._fds = [os.open(p, os.O_WRONLY) for p in self.procs]
-
-    def join(self) -> None:
-        """Runs in the child after fork (a subprocess ``preexec_fn``): moves the child into every cgroup."""
-        pid = str(os.getpid()).encode()
-        for fd in self._fds:
-            os.write(fd, pid)
-
-    def close_join_fds(self) -> None:
-        for fd in self._fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds = []
-
     def members(self) -> set[int]:
         found: set[int] = set()
-        for procs in self.procs:
+        for procs in (d / "cgroup.procs" for d in self.dirs):
             with contextlib.suppress(OSError):
                 found.update(int(x) for x in procs.read_text().split())
         return found
@@ -167,7 +152,6 @@ class Cgroups:
         return notes
 
     def remove(self) -> None:
-        self.close_join_fds()
         for directory in self.dirs:
             for _ in range(100):
                 try:

@@ -138,7 +138,7 @@ class PythonSession:
         except TimeoutError:
             timed_out = True
         if timed_out or status is None:
-            notes += await self._end()
+            notes += await self._end(grace_s=0.0 if timed_out else 3.0)
             code_ = 124 if timed_out else exit_code_of(running.proc.returncode or 0)
             if timed_out:
                 notes.insert(0, f"timed out after {timeout:g} s; the Python session and all its children were killed "
@@ -182,7 +182,8 @@ class PythonSession:
                 return None
             pending += chunk
 
-    async def _end(self) -> list[str]:
+    async def _end(self, grace_s: float = 0.0) -> list[str]:
+        """Tears the session down; ``grace_s`` lets an interpreter that is already exiting report its own status."""
         running, self._running = self._running, None
         if self._ctl is not None:
             with contextlib.suppress(OSError):
@@ -190,6 +191,9 @@ class PythonSession:
             self._ctl = None
         if running is None:
             return []
+        if grace_s and running.proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(running.proc.wait(), grace_s)
         if running.proc.returncode is None:
             await self.sandbox.stop(running)
         return running.cleanup()

@@ -65,6 +65,7 @@ def test_without_bubblewrap_tomo_refuses_and_says_how_to_fix_it(run_tomo, ws: Pa
     assert out.returncode == 2
     assert "bubblewrap" in out.stderr and "apt-get install bubblewrap" in out.stderr
     assert "--sandbox local" in out.stderr
+    assert "([sandbox] kind" in out.stderr  # brackets in a hint are printed, not eaten as markup
 
 
 def test_missing_workspace_is_a_clear_error(run_tomo, tmp_path: Path) -> None:

@@ -102,3 +102,16 @@ def test_sync_helper_from_a_plain_function(ws: Path) -> None:
     result = LocalSandbox(Limits(timeout_s=10)).run_sync(["sh", "-c", "echo $$ > pid; echo done"], "argv", ws)
     assert result.output == "done\n"
     assert not Path(f"/proc/{(ws / 'pid').read_text().strip()}").exists() or os.getpid() == 1
+
+
+async def test_without_cgroups_the_run_says_so_once(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tomo.sandbox import cgroup
+
+    monkeypatch.setattr(cgroup, "ROOT", ws / "no-cgroupfs")
+    box = LocalSandbox(SMALL)
+    first = await box.run("echo one", "shell", ws)
+    second = await box.run("echo two", "shell", ws)
+    assert first.output == "one\n" and second.output == "two\n"
+    assert any(n.startswith("no cgroup limits") for n in first.notes)
+    assert not any(n.startswith("no cgroup limits") for n in second.notes)
+    assert box.cgroups_unavailable and "no cgroup pids controller" in box.cgroups_unavailable

@@ -123,10 +123,10 @@ def main() -> None:
     body += (
         f"\n\n{args.runs} interleaved runs per row; load average {load_before:.1f} before, {load_after:.1f} after "
         f"(the machine is shared, so absolute figures move; ratios from the same run are the comparison). "
-        "`tomo strict` = `BubblewrapSandbox.run`: bare bwrap's flags plus $HOME//root hidden, secret files masked, "
-        "rlimits via preexec, a per-run pids+memory cgroup, output pump and leftover check. `tomo local` = "
-        "`LocalSandbox.run`: a Python launcher (subreaper) that sets rlimits and kills the tree. The 10-line block "
-        "is in bench/sandbox.py."
+        "`tomo strict` = `BubblewrapSandbox.run`: the bare bwrap flags (which already hide $HOME and /root and mask "
+        "secret files), plus rlimits via prlimit, a per-run pids+memory cgroup joined by a sh shim, the output pump "
+        "and the leftover check. `tomo local` = `LocalSandbox.run`: a Python launcher (subreaper) that sets rlimits "
+        "and kills the tree. The 10-line block is in bench/sandbox.py."
     )
     print(body)
     if not args.no_write:

@@ -25,6 +25,7 @@ from tomo.errors import SandboxError
 from tomo.sandbox.cgroup import Cgroups
 from tomo.sandbox.model import ExecResult, Limits, build_argv
 from tomo.sandbox.output import OnOutput, OutputCap
+from tomo.sandbox.process import AsyncProcess
 
 if TYPE_CHECKING:
     from tomo.sandbox.session import PythonSession
@@ -71,13 +72,14 @@ class Launch:
     env: dict[str, str]
     cwd: str
     rlimits: dict[str, int] = field(default_factory=dict)
+    new_session: bool = True  # False when the wrapper makes its own (bwrap --new-session)
 
 
 @dataclass
 class Running:
     """A started run and what must be cleaned up after it."""
 
-    proc: asyncio.subprocess.Process
+    proc: AsyncProcess
     cgroups: Cgroups | None
     started: float
     notes: list[str]
@@ -155,8 +157,7 @@ class Sandbox(ABC):
         argv = build_argv(command_or_code, language, self.python)
         running = await self.spawn(argv, workspace_path(workspace), limits)
         cap = OutputCap(limits.output_bytes, on_output)
-        assert running.proc.stdout is not None
-        pump = asyncio.create_task(_pump(running.proc.stdout, cap.feed))
+        pump = asyncio.create_task(_pump(running.proc, cap.feed))
         timed_out = False
         try:
             try:
@@ -170,6 +171,9 @@ class Sandbox(ABC):
             if running.proc.returncode is None:  # cancelled: nothing may outlive the call
                 await self.stop(running)
             pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+            running.proc.close()
             notes = running.notes + running.cleanup()
         duration = time.monotonic() - running.started
         code = 124 if timed_out else exit_code_of(running.proc.returncode or 0)
@@ -235,16 +239,9 @@ class Sandbox(ABC):
         if cgroups is not None:
             full = ["/bin/sh", "-c", JOIN_SHIM, "tomo-join", *map(str, cgroups.procs), "--", *full]
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *full,
-                stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=launch.cwd,
-                env=launch.env,
-                start_new_session=True,
-                preexec_fn=preexec,
-                pass_fds=tuple(pass_fds),
+            proc = AsyncProcess.start(
+                full, cwd=launch.cwd, env=launch.env, stdin=stdin, pass_fds=pass_fds, preexec_fn=preexec,
+                new_session=launch.new_session,
             )
         except OSError as exc:
             if cgroups is not None:
@@ -286,8 +283,8 @@ def prlimit_argv(rlimits: dict[str, int]) -> list[str]:
     return [*options, "--"]
 
 
-async def _pump(stream: asyncio.StreamReader, feed: Callable[[bytes], None]) -> None:
-    while chunk := await stream.read(65536):
+async def _pump(proc: AsyncProcess, feed: Callable[[bytes], None]) -> None:
+    while chunk := await proc.read():
         feed(chunk)
 
 
@@ -301,13 +298,12 @@ async def _drain(pump: asyncio.Task[None]) -> bool:
 
 
 async def kill_group(running: Running, grace_s: float = 0.0) -> None:
-    """SIGKILLs the run's process group (it is a session leader) and waits for the leader."""
+    """SIGKILLs the run's process group (its first process leads it) and waits for the leader."""
     proc = running.proc
     if grace_s and proc.returncode is None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), grace_s)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
+    proc.send_signal(signal.SIGKILL)
     await proc.wait()

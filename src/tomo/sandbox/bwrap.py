@@ -102,7 +102,8 @@ class BubblewrapSandbox(Sandbox):
         if os.geteuid() != 0 and limits.max_pids:
             # Counted per real uid: only meaningful (and only enforced) when tomo is not root; cgroups do the rest.
             rlimits["nproc"] = limits.max_pids + _processes_of(os.getuid())
-        return Launch(argv=[*self.box_args(workspace), "--", *argv], env={}, cwd="/", rlimits=rlimits)
+        return Launch(argv=[*self.box_args(workspace), "--", *argv], env={}, cwd="/", rlimits=rlimits,
+                      new_session=False)
 
     async def stop(self, running: Running) -> None:
         """SIGKILL to bwrap: --die-with-parent kills the box's pid 1, and the kernel then kills its whole namespace."""

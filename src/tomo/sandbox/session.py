@@ -24,6 +24,7 @@ from tomo.errors import SandboxError
 from tomo.sandbox.base import Running, exit_code_of, signal_note
 from tomo.sandbox.model import MAX_CODE_BYTES, ExecResult, Limits
 from tomo.sandbox.output import OnOutput, OutputCap
+from tomo.sandbox.process import AsyncProcess
 
 if TYPE_CHECKING:
     from tomo.sandbox.base import Sandbox
@@ -121,7 +122,7 @@ class PythonSession:
         restarted = self.starts > 0 and not self.alive
         await self.start()
         running = self._running
-        assert running is not None and running.proc.stdout is not None and self._ctl is not None
+        assert running is not None and self._ctl is not None
         token = secrets.token_hex(16).encode()
         cap = OutputCap(self.limits.output_bytes, on_output)
         started = time.monotonic()
@@ -134,7 +135,7 @@ class PythonSession:
         status: int | None = None
         timed_out = False
         try:
-            status = await asyncio.wait_for(self._read_block(running.proc.stdout, token, cap), timeout)
+            status = await asyncio.wait_for(self._read_block(running.proc, token, cap), timeout)
         except TimeoutError:
             timed_out = True
         if timed_out or status is None:
@@ -156,7 +157,7 @@ class PythonSession:
             duration=time.monotonic() - started, total_bytes=cap.total, notes=tuple(notes),
         )
 
-    async def _read_block(self, stream: asyncio.StreamReader, token: str | bytes, cap: OutputCap) -> int | None:
+    async def _read_block(self, stream: AsyncProcess, token: str | bytes, cap: OutputCap) -> int | None:
         """Feeds output to ``cap`` until the driver's end marker; None if the session died first."""
         marker = MARK + (token if isinstance(token, bytes) else token.encode()) + b" "
         keep = len(marker) - 1
@@ -196,6 +197,7 @@ class PythonSession:
                 await asyncio.wait_for(running.proc.wait(), grace_s)
         if running.proc.returncode is None:
             await self.sandbox.stop(running)
+        running.proc.close()
         return running.cleanup()
 
     async def close(self) -> None:

@@ -42,13 +42,15 @@ def exec_(
             raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 30")
         limits = limits.with_(timeout_s=timeout)
     out = sys.stdout.buffer
+    last = [b"\n"]
 
     def live(chunk: bytes) -> None:
         out.write(chunk)
         out.flush()
+        last[0] = chunk[-1:] or last[0]
 
-    def cut(notice: str) -> None:
-        typer.echo(f"tomo: {notice}", err=True)
+    def cut(notice: str) -> None:  # on its own line even when the streamed head ended mid-line
+        typer.echo(("" if last[0] == b"\n" else "\n") + f"tomo: {notice}", err=True)
 
     if as_json:
         result = box.run_sync(command, "argv", root, limits)

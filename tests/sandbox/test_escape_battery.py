@@ -335,34 +335,42 @@ async def test_cannot_ptrace_a_host_process(strict: BubblewrapSandbox, ws: Path,
 # ---- resources ---------------------------------------------------------------------------------------------------
 
 
-def pids_limit_in_force() -> str:
-    """Why a fork bomb would be contained here, or "" if nothing would contain it (then the test fails, unrun)."""
-    cgroups, _ = Cgroups.create(8, 0)
-    if cgroups is not None:
-        cgroups.remove()
-        return "cgroup"
-    return "rlimit" if os.geteuid() != 0 else ""
-
-
 async def test_fork_bomb_is_contained(strict: BubblewrapSandbox, ws: Path) -> None:
-    assert pids_limit_in_force(), "no pids limit can be enforced on this machine: refusing to run a fork bomb"
     marker = f"bomb{secrets.token_hex(4)}"
     result = await strict.run(f"b{marker}() {{ b{marker} | b{marker} & }}; b{marker}; sleep 30", "shell", ws,
                               SMALL.with_(timeout_s=2))
     assert processes_with(marker) == []
-    assert result.timed_out
-    assert any("process limit (64) refused" in n for n in result.notes), result.notes
+    assert any("process limit (64)" in n for n in result.notes), result.notes
+
+
+FORK_LOOP = (
+    "import os, time\nn = 0\nfor _ in range(500):\n    try:\n        pid = os.fork()\n"
+    "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30); os._exit(0)\n    n += 1\n"
+    "print('forked', n)"
+)
 
 
 async def test_fork_count_stops_at_the_pids_limit(strict: BubblewrapSandbox, ws: Path) -> None:
-    assert pids_limit_in_force(), "no pids limit can be enforced on this machine"
-    code = ("import os, time\nn = 0\nfor _ in range(500):\n    try:\n        pid = os.fork()\n"
-            "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30); os._exit(0)\n    n += 1\n"
-            "print('forked', n)")
-    result = await strict.run(code, "python", ws)
-    forked = int(result.output.split()[-1])
-    assert forked < SMALL.max_pids
-    assert any("process limit (64) refused" in n for n in result.notes)
+    result = await strict.run(FORK_LOOP, "python", ws)
+    if "forked" in result.output:  # a cgroup refused the forks past the limit
+        assert int(result.output.split()[-1]) < SMALL.max_pids
+        assert any("process limit (64) refused" in n for n in result.notes)
+    else:  # no cgroup here: the watchdog killed the run
+        assert any("process limit (64) was exceeded" in n for n in result.notes), result.notes
+
+
+async def test_without_cgroups_the_pids_watchdog_kills_the_run(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_bwrap()
+    from tomo.sandbox import cgroup
+
+    monkeypatch.setattr(cgroup, "ROOT", ws / "no-cgroupfs")  # as on a machine where tomo cannot make cgroups
+    marker = f"m{secrets.token_hex(6)}"
+    result = await BubblewrapSandbox(SMALL).run(FORK_LOOP.replace("time.sleep(30)", f"os.execvp('sh', ['sh', '-c', "
+                                                                  f"'sleep 30; : {marker}'])"), "python", ws)
+    assert "forked" not in result.output
+    assert any("no cgroup limits" in n for n in result.notes)
+    assert any("process limit (64) was exceeded" in n for n in result.notes), result.notes
+    assert processes_with(marker) == []
 
 
 async def test_memory_hog_is_stopped(strict: BubblewrapSandbox, ws: Path) -> None:
@@ -374,7 +382,9 @@ async def test_memory_hog_is_stopped(strict: BubblewrapSandbox, ws: Path) -> Non
 
 async def test_memory_hog_across_processes_hits_the_cgroup(strict: BubblewrapSandbox, ws: Path) -> None:
     cgroups, why = Cgroups.create(8, 64 * 1024 * 1024)
-    assert cgroups is not None, f"the memory cgroup is not available here: {why}"
+    if cgroups is None or (len(cgroups.dirs) < 2 and cgroups.version == "v1"):
+        pytest.skip(f"no memory cgroup on this machine ({why or 'memory controller not mounted'}); "
+                    "each process is still bounded by RLIMIT_AS")
     cgroups.remove()
     # Each process stays under RLIMIT_AS (512 MiB) but together they want 4 x 200 MiB against a 256 MiB cgroup.
     code = ("import os\nfor _ in range(3):\n    if os.fork() == 0:\n        break\n"

@@ -25,7 +25,7 @@ from tomo.errors import SandboxError
 from tomo.sandbox.cgroup import Cgroups
 from tomo.sandbox.model import ExecResult, Limits, build_argv
 from tomo.sandbox.output import OnOutput, OutputCap
-from tomo.sandbox.process import AsyncProcess
+from tomo.sandbox.process import AsyncProcess, descendants
 
 if TYPE_CHECKING:
     from tomo.sandbox.session import PythonSession
@@ -43,6 +43,8 @@ PRLIMIT = shutil.which("prlimit", path="/usr/bin:/bin")
 # Moves the shell into each cgroup ("0" = the writer itself; `tasks` in v1 avoids the global threadgroup lock), then
 # execs the rest: everything the run starts is born inside the cgroups.
 JOIN_SHIM = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+# How often the pids watchdog counts a run's processes when no cgroup bounds them.
+WATCH_S = 0.02
 # How long after the process exits (or is killed) the output pipe may stay open before tomo stops waiting for it.
 DRAIN_S = 3.0
 
@@ -83,10 +85,19 @@ class Running:
     cgroups: Cgroups | None
     started: float
     notes: list[str]
+    watchdog: asyncio.Task[None] | None = None
+    pids_exceeded: int = 0
+    max_pids: int = 0
 
     def cleanup(self) -> list[str]:
         """Kills anything left in the run's cgroups and removes them; returns what the limits did, in words."""
         notes: list[str] = []
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
+        if self.pids_exceeded:
+            notes.append(f"the process limit ({self.max_pids}) was exceeded ({self.pids_exceeded} processes); "
+                         "the whole run was killed")
         if self.cgroups is not None:
             leftover = self.cgroups.kill_all() if self.cgroups.wait_empty(0.25) else 0
             if leftover:
@@ -249,7 +260,21 @@ class Sandbox(ABC):
             raise SandboxError(
                 f"cannot start {full[0]}: {exc.strerror}", hint="check that it is installed"
             ) from exc
-        return Running(proc=proc, cgroups=cgroups, started=time.monotonic(), notes=notes)
+        running = Running(proc=proc, cgroups=cgroups, started=time.monotonic(), notes=notes, max_pids=limits.max_pids)
+        if cgroups is None and limits.max_pids:
+            running.watchdog = asyncio.create_task(self._watch_pids(running))
+        return running
+
+    async def _watch_pids(self, running: Running) -> None:
+        """Without a cgroup nothing bounds the tree (RLIMIT_NPROC does not apply to root-owned processes, and a
+        root-started box maps to root): count it every few milliseconds and kill the whole run past ``max_pids``."""
+        while running.proc.returncode is None:
+            await asyncio.sleep(WATCH_S)
+            count = len(descendants(running.proc.pid))
+            if count > running.max_pids:
+                running.pids_exceeded = count
+                await self.stop(running)
+                return
 
 
 def workspace_path(workspace: str | Path) -> Path:

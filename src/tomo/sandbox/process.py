@@ -86,3 +86,27 @@ async def _readable(fd: int) -> None:
         await ready
     finally:
         loop.remove_reader(fd)
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below ``root``, from the parent links in /proc (a box's processes are bwrap's descendants)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found

@@ -43,6 +43,7 @@ def test_local_is_chosen_explicitly_and_json_reports_the_result(run_tomo, ws: Pa
     assert out.returncode == 3
     data = json.loads(out.stdout)
     assert data["sandbox"] == "local" and data["output"] == "ok\n" and data["exit_code"] == 3
+    assert data["box"]["confines_files"] is False and data["box"]["network"] is True
 
 
 def test_settings_choose_the_box(run_tomo, ws: Path) -> None:

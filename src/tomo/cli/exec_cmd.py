@@ -54,7 +54,7 @@ def exec_(
 
     if as_json:
         result = box.run_sync(command, "argv", root, limits)
-        typer.echo(json.dumps({"sandbox": box.name, **asdict(result)}, indent=2))
+        typer.echo(json.dumps({"sandbox": box.name, **asdict(result), "box": box.describe()}, indent=2))
     else:
         result = box.run_sync(command, "argv", root, limits, on_output=live, on_cut=cut)
         for note in result.notes:

@@ -38,7 +38,6 @@ RLIMIT_BY_NAME = {
     "nproc": resource.RLIMIT_NPROC,
     "core": resource.RLIMIT_CORE,
 }
-PRLIMIT_NAMES = {"as": "as", "cpu": "cpu", "fsize": "fsize", "nofile": "nofile", "nproc": "nproc", "core": "core"}
 PRLIMIT = shutil.which("prlimit", path="/usr/bin:/bin")
 # Moves the shell into each cgroup ("0" = the writer itself; `tasks` in v1 avoids the global threadgroup lock), then
 # execs the rest: everything the run starts is born inside the cgroups.
@@ -144,8 +143,8 @@ class Sandbox(ABC):
         """Kills a run that timed out, with everything it started."""
 
     def describe(self) -> dict[str, object]:
-        """What this sandbox enforces, for ``tomo exec --explain`` style output and the docs."""
-        return {"kind": self.name}
+        """What this sandbox enforces, in plain data (``tomo exec --json`` prints it)."""
+        return {"kind": self.name, "cgroups": self.cgroups_unavailable or ("per run" if self.use_cgroups else "off")}
 
     # ---- the contract -----------------------------------------------------------------------------------------
 
@@ -304,7 +303,7 @@ def prlimit_argv(rlimits: dict[str, int]) -> list[str]:
     for name, value in rlimits.items():
         if value or name == "core":
             hard = value + 1 if name == "cpu" else value
-            options.append(f"--{PRLIMIT_NAMES[name]}={value}:{hard}")
+            options.append(f"--{name}={value}:{hard}")  # prlimit's option names are tomo's keys
     return [*options, "--"]
 
 

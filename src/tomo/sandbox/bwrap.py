@@ -113,7 +113,7 @@ class BubblewrapSandbox(Sandbox):
 
     def describe(self) -> dict[str, object]:
         return {
-            "kind": self.name, "bwrap": self.bwrap, "network": self.network, "uid": BOX_UID,
+            **super().describe(), "bwrap": self.bwrap, "network": self.network, "uid": BOX_UID,
             "ro_paths": self.ro_paths, "rw_paths": self.rw_paths,
         }
 

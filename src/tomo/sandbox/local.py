@@ -40,4 +40,4 @@ class LocalSandbox(Sandbox):
             running.cgroups.kill_all()
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.name, "confines_files": False, "network": True, "kills_tree": "subreaper launcher"}
+        return {**super().describe(), "confines_files": False, "network": True, "kills_tree": "subreaper launcher"}

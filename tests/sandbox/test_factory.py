@@ -65,3 +65,26 @@ def test_network_flag_shares_the_host_network(tmp_path: Path) -> None:
     closed = make_sandbox("strict").run_sync("cat /proc/net/dev | wc -l", "shell", tmp_path)
     assert int(closed.output) == 3  # two header lines and lo
     assert int(result.output) > 3
+
+
+def test_a_venv_under_the_hidden_home_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$HOME is hidden in the box, but an interpreter that lives there (a venv, pyenv) is bound back read-only."""
+    import subprocess
+    import sys
+    import tempfile
+
+    require_bwrap()
+    home = Path(tempfile.mkdtemp(prefix="tomo-home-", dir="/var/tmp"))
+    try:
+        (home / "secret.txt").write_text("hidden\n")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home / "venv")], check=True)
+        monkeypatch.setenv("HOME", str(home))
+        box = BubblewrapSandbox(python=str(home / "venv" / "bin" / "python"))
+        code = f"import sys, os\nprint(sys.prefix)\nprint(os.path.exists({str(home / 'secret.txt')!r}))"
+        result = box.run_sync(code, "python", tmp_path)
+    finally:
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+    assert result.output.split() == [str(home / "venv"), "False"], result.output
+    assert result.exit_code == 0

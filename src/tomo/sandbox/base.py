@@ -130,7 +130,8 @@ class Sandbox(ABC):
         self.limits = limits or Limits()
         self.use_cgroups = use_cgroups
         self.cgroups_unavailable: str | None = None  # why, once a cgroup could not be made (not retried)
-        self.python = python or os.path.realpath(sys.executable)
+        # Not resolved: a venv's python is a symlink, and only its own path makes the interpreter find the venv.
+        self.python = python or sys.executable
 
     # ---- what a concrete sandbox provides ---------------------------------------------------------------------
 

@@ -124,7 +124,12 @@ def _homes() -> list[str]:
 
 
 def _python_roots(python: str) -> list[str]:
-    roots = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), os.path.dirname(os.path.dirname(python))}
+    """Directories the interpreter needs: the venv (sys.prefix), the install it came from, and the real binary's."""
+    real = os.path.realpath(python)
+    roots = {
+        os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+        os.path.dirname(os.path.dirname(os.path.abspath(python))), os.path.dirname(os.path.dirname(real)),
+    }
     return sorted(r for r in roots if r not in ("/", "/usr") and os.path.isdir(r))
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 _counter = itertools.count()
+_swept: set[Path] = set()
 
 
 def _own_paths() -> dict[str, str]:
@@ -68,12 +69,14 @@ class Cgroups:
         made: list[Path] = []
         try:
             pids = ROOT / "pids" / own.get("pids", "/").lstrip("/") / name
+            _sweep_stale(pids.parent)
             pids.mkdir()
             made.append(pids)
             if max_pids:
                 (pids / "pids.max").write_text(str(max_pids))
             if memory_bytes and "memory" in own and (ROOT / "memory").is_dir():
                 mem = ROOT / "memory" / own["memory"].lstrip("/") / name
+                _sweep_stale(mem.parent)
                 mem.mkdir()
                 made.append(mem)
                 (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
@@ -95,6 +98,7 @@ class Cgroups:
         if "pids" not in enabled:
             raise OSError(0, "the pids controller is not delegated to tomo's cgroup", str(parent))
         group = parent / name
+        _sweep_stale(parent)
         group.mkdir()
         try:
             if max_pids:
@@ -175,3 +179,24 @@ def _read_kv(path: Path) -> dict[str, int]:
         if len(parts) == 2 and parts[1].isdigit():
             values[parts[0]] = int(parts[1])
     return values
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Removes empty cgroups left by a tomo that was killed before it could clean up (once per directory)."""
+    if parent in _swept:
+        return
+    _swept.add(parent)
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            parts = entry.name.split("-")
+            if len(parts) != 3 or parts[0] != "tomo" or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+                continue
+            try:
+                os.kill(int(parts[1]), 0)
+                continue  # its tomo is alive
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            with contextlib.suppress(OSError):
+                entry.rmdir()  # fails, harmlessly, if something still runs in it

@@ -374,10 +374,22 @@ async def test_without_cgroups_the_pids_watchdog_kills_the_run(ws: Path, monkeyp
 
 
 async def test_memory_hog_is_stopped(strict: BubblewrapSandbox, ws: Path) -> None:
-    result = await strict.run("x = bytearray(2 * 1024**3)\nprint('ALLOCATED')", "python", ws)
+    # Touch every page: the memory cgroup counts real use (OOM kill); without one, RLIMIT_AS refuses the allocation.
+    result = await strict.run("b = bytearray(2 * 1024**3)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
+                              "print('ALLOCATED')", "python", ws)
     assert "ALLOCATED" not in result.output
     assert result.exit_code != 0
-    assert "MemoryError" in result.output
+    assert "MemoryError" in result.output or any("memory limit (512 MiB) killed" in n for n in result.notes)
+
+
+async def test_memory_hog_without_cgroups_meets_the_address_space_limit(ws: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    require_bwrap()
+    from tomo.sandbox import cgroup
+
+    monkeypatch.setattr(cgroup, "ROOT", ws / "no-cgroupfs")
+    result = await BubblewrapSandbox(SMALL).run("x = bytearray(2 * 1024**3)\nprint('ALLOCATED')", "python", ws)
+    assert "ALLOCATED" not in result.output and "MemoryError" in result.output
 
 
 async def test_memory_hog_across_processes_hits_the_cgroup(strict: BubblewrapSandbox, ws: Path) -> None:

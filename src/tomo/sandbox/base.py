@@ -232,7 +232,6 @@ class Sandbox(ABC):
         ``prlimit`` sets the limits) rather than in a Python ``preexec_fn``: that keeps the spawn on vfork, which is
         several milliseconds faster than forking a large Python process, and is safe with threads.
         """
-        launch = self.launch(argv, workspace, limits)
         notes: list[str] = []
         cgroups: Cgroups | None = None
         if self.use_cgroups and self.cgroups_unavailable is None:
@@ -240,6 +239,10 @@ class Sandbox(ABC):
             if cgroups is None:  # said once per sandbox, on its first run; rlimits still apply
                 self.cgroups_unavailable = why
                 notes.append(f"no cgroup limits (pids, memory of the whole tree): {why}; rlimits still apply")
+        # Where a memory cgroup bounds what the tree really uses, no address-space rlimit: RLIMIT_AS counts
+        # reservations, not memory, and breaks programs that reserve big (a JVM, for one, will not start under it).
+        launch = self.launch(argv, workspace, limits.with_(memory_bytes=0) if cgroups and cgroups.bounds_memory
+                             else limits)
         full = launch.argv
         preexec: Callable[[], None] | None = None
         if launch.rlimits:

@@ -49,6 +49,7 @@ class Cgroups:
     procs: list[Path]
     max_pids: int
     memory_bytes: int
+    bounds_memory: bool = False  # a memory limit is in force for the whole tree
 
     @classmethod
     def create(cls, max_pids: int, memory_bytes: int) -> tuple[Cgroups | None, str]:
@@ -89,7 +90,7 @@ class Cgroups:
             raise
         # A new process joins through `tasks` with "0" (itself, single-threaded): the kernel then skips the global
         # threadgroup lock a write to cgroup.procs takes, which can cost an RCU grace period.
-        return cls("v1", made, [d / "tasks" for d in made], max_pids, memory_bytes)
+        return cls("v1", made, [d / "tasks" for d in made], max_pids, memory_bytes, bounds_memory=len(made) > 1)
 
     @classmethod
     def _create_v2(cls, name: str, own: str, max_pids: int, memory_bytes: int) -> Cgroups:
@@ -100,17 +101,18 @@ class Cgroups:
         group = parent / name
         _sweep_stale(parent)
         group.mkdir()
+        bounds_memory = bool(memory_bytes) and "memory" in enabled
         try:
             if max_pids:
                 (group / "pids.max").write_text(str(max_pids))
-            if memory_bytes and "memory" in enabled:
+            if bounds_memory:
                 (group / "memory.max").write_text(str(memory_bytes))
                 with contextlib.suppress(OSError):
                     (group / "memory.swap.max").write_text("0")
         except OSError:
             group.rmdir()
             raise
-        return cls("v2", [group], [group / "cgroup.procs"], max_pids, memory_bytes)
+        return cls("v2", [group], [group / "cgroup.procs"], max_pids, memory_bytes, bounds_memory=bounds_memory)
 
     def members(self) -> set[int]:
         found: set[int] = set()

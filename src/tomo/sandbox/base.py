@@ -39,9 +39,14 @@ RLIMIT_BY_NAME = {
     "core": resource.RLIMIT_CORE,
 }
 PRLIMIT = shutil.which("prlimit", path="/usr/bin:/bin")
-# Moves the shell into each cgroup ("0" = the writer itself; `tasks` in v1 avoids the global threadgroup lock), then
-# execs the rest: everything the run starts is born inside the cgroups.
-JOIN_SHIM = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+# Moves the shell into each cgroup ("0" = the writer itself; `tasks` in v1 avoids the global threadgroup lock), sets
+# the rlimits (when the shell is dash, whose ulimit units are known), then execs the rest: everything the run starts is
+# born inside the cgroups and under the limits. One small exec instead of a Python fork or a second helper.
+JOIN_SHIM = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; {ulimits}exec "$@"'
+SHELL_IS_DASH = os.path.basename(os.path.realpath("/bin/sh")) == "dash"
+# dash's ulimit flags and units (bytes per unit) for tomo's rlimit names.
+DASH_ULIMIT = {"as": ("v", 1024), "cpu": ("t", 1), "fsize": ("f", 512), "nofile": ("n", 1), "nproc": ("p", 1),
+               "core": ("c", 512)}
 # How often the pids watchdog counts a run's processes when no cgroup bounds them.
 WATCH_S = 0.02
 # How long after the process exits (or is killed) the output pipe may stay open before tomo stops waiting for it.
@@ -228,9 +233,9 @@ class Sandbox(ABC):
     ) -> Running:
         """Starts ``argv`` wrapped by :meth:`launch`, in its own session and (where possible) its own cgroups.
 
-        Joining the cgroups and setting rlimits happen in small exec'd helpers (``sh`` writes to the cgroup files,
-        ``prlimit`` sets the limits) rather than in a Python ``preexec_fn``: that keeps the spawn on vfork, which is
-        several milliseconds faster than forking a large Python process, and is safe with threads.
+        Joining the cgroups and setting rlimits happen in a small exec'd shell (``JOIN_SHIM``; ``prlimit`` sets the
+        limits where /bin/sh is not dash) rather than in a Python ``preexec_fn``: that keeps the spawn on vfork, which
+        is several milliseconds faster than forking a large Python process, and is safe with threads.
         """
         notes: list[str] = []
         cgroups: Cgroups | None = None
@@ -245,13 +250,17 @@ class Sandbox(ABC):
                              else limits)
         full = launch.argv
         preexec: Callable[[], None] | None = None
-        if launch.rlimits:
-            if PRLIMIT is not None:
+        procs = [str(p) for p in cgroups.procs] if cgroups is not None else []
+        if launch.rlimits and SHELL_IS_DASH:
+            script = JOIN_SHIM.format(ulimits=dash_ulimits(launch.rlimits))
+            full = ["/bin/sh", "-c", script, "tomo-box", *procs, "--", *full]
+        else:
+            if launch.rlimits and PRLIMIT is not None:
                 full = prlimit_argv(launch.rlimits) + full
-            else:
+            elif launch.rlimits:
                 preexec = _preexec(launch.rlimits)
-        if cgroups is not None:
-            full = ["/bin/sh", "-c", JOIN_SHIM, "tomo-join", *map(str, cgroups.procs), "--", *full]
+            if procs:
+                full = ["/bin/sh", "-c", JOIN_SHIM.format(ulimits=""), "tomo-box", *procs, "--", *full]
         try:
             proc = AsyncProcess.start(
                 full, cwd=launch.cwd, env=launch.env, stdin=stdin, pass_fds=pass_fds, preexec_fn=preexec,
@@ -298,6 +307,19 @@ def _preexec(rlimits: dict[str, int]) -> Callable[[], None]:
         apply_rlimits(rlimits)
 
     return preexec
+
+
+def dash_ulimits(rlimits: dict[str, int]) -> str:
+    """dash ``ulimit`` commands for the same limits :func:`apply_rlimits` sets (sizes rounded down to dash's units)."""
+    commands = []
+    for name, value in rlimits.items():
+        if value or name == "core":
+            flag, unit = DASH_ULIMIT[name]
+            if name == "cpu":
+                commands.append(f"ulimit -t {value + 1} && ulimit -S -t {value}")
+            else:
+                commands.append(f"ulimit -{flag} {value // unit}")
+    return " && ".join(commands) + " || exit 125; " if commands else ""
 
 
 def prlimit_argv(rlimits: dict[str, int]) -> list[str]:

@@ -117,9 +117,11 @@ def main() -> None:
         what, runner = name.split(" · ")
         base = peer.get(runner)
         ratio = f"{med[name] / med[f'{what} · {base}']:.2f}× {base}" if base else "—"
+        delta = f"{med[name] - med[f'{what} · {base}']:+.1f}" if base else "—"
         vs_plain = f"{med[name] / med[f'{what} · plain subprocess']:.1f}×" if runner != "plain subprocess" else "1.0×"
-        rows.append([what, runner, f"{med[name]:.1f}", f"{ms(values, 0.9):.1f}", ratio, vs_plain])
-    body = table(["run", "runner", "median ms", "p90 ms", "ratio to its peer", "vs plain"], rows)
+        rows.append([what, runner, f"{med[name]:.1f}", f"{ms(values, 0.9):.1f}", ratio, delta, vs_plain])
+    headers = ["run", "runner", "median ms", "p90 ms", "ratio to its peer", "Δ ms vs peer", "vs plain"]
+    body = table(headers, rows)
     body += (
         f"\n\n{args.runs} interleaved runs per row; load average {load_before:.1f} before, {load_after:.1f} after "
         f"(the machine is shared, so absolute figures move; ratios from the same run are the comparison). "

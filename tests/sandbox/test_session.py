@@ -85,3 +85,19 @@ async def test_closing_leaves_nothing_running(box: Sandbox, ws: Path) -> None:
         assert await wait_for_process(marker)
     assert processes_with(marker) == []
     assert not py.alive
+
+
+async def test_a_cancelled_block_ends_the_session(box: Sandbox, ws: Path) -> None:
+    import asyncio
+
+    marker = f"m{secrets.token_hex(6)}"
+    async with box.session(ws) as py:
+        code = f"import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 60; : {marker}'])\ntime.sleep(60)"
+        task = asyncio.create_task(py.run(code))
+        assert await wait_for_process(marker)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert processes_with(marker) == []
+        after = await py.run("print('clean')")
+    assert after.output == "clean\n" and "fresh one" in after.notes[0]

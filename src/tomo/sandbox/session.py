@@ -138,6 +138,9 @@ class PythonSession:
             status = await asyncio.wait_for(self._read_block(running.proc, token, cap), timeout)
         except TimeoutError:
             timed_out = True
+        except asyncio.CancelledError:  # the block may still be running: end the session rather than leak into the next
+            await self._end()
+            raise
         if timed_out or status is None:
             notes += await self._end(grace_s=0.0 if timed_out else 3.0)
             code_ = 124 if timed_out else exit_code_of(running.proc.returncode or 0)

@@ -9,6 +9,7 @@ contained result means the box contained it. Tests never aim at any address outs
 from __future__ import annotations
 
 import os
+import platform
 import secrets
 import signal
 import socket
@@ -506,3 +507,20 @@ def test_premise_without_unshare_user_root_can_remount(repo: Path) -> None:
     result = strict_box.run_sync(f"mount -o remount,bind,rw {target}; echo escaped > {target}/../proof2", "shell",
                                  target)
     assert result.exit_code != 0 and not (repo / "proof2").exists()
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="tomo's seccomp table is for x86-64 only")
+async def test_kernel_attack_surface_syscalls_are_refused(strict: BubblewrapSandbox, ws: Path) -> None:
+    code = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nbuf = ctypes.create_string_buffer(120)\n"
+        "for name, nr, args in [('io_uring_setup', 425, (8, buf)), ('keyctl', 250, (0, -3, 0)),\n"
+        "                       ('bpf', 321, (0, 0, 0)), ('userfaultfd', 323, (0,)), ('x32', 0x40000000 + 39, ()),\n"
+        "                       ('getpid', 39, ())]:\n"
+        "    r = libc.syscall(nr, *args)\n"
+        "    print(name, 'errno', ctypes.get_errno() if r < 0 else 'none')"
+    )
+    result = await strict.run(code, "python", ws)
+    lines = dict(line.split(" ", 1) for line in result.output.strip().splitlines())
+    for name in ("io_uring_setup", "keyctl", "bpf", "userfaultfd", "x32"):
+        assert lines[name] == "errno 1", (name, result.output)  # EPERM: the filter's answer
+    assert lines["getpid"] == "errno none"  # ordinary calls are untouched

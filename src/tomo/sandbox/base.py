@@ -79,6 +79,7 @@ class Launch:
     cwd: str
     rlimits: dict[str, int] = field(default_factory=dict)
     new_session: bool = True  # False when the wrapper makes its own (bwrap --new-session)
+    fds: list[int] = field(default_factory=list)  # passed to the child, closed in tomo once it started
 
 
 @dataclass
@@ -263,8 +264,8 @@ class Sandbox(ABC):
                 full = ["/bin/sh", "-c", JOIN_SHIM.format(ulimits=""), "tomo-box", *procs, "--", *full]
         try:
             proc = AsyncProcess.start(
-                full, cwd=launch.cwd, env=launch.env, stdin=stdin, pass_fds=pass_fds, preexec_fn=preexec,
-                new_session=launch.new_session,
+                full, cwd=launch.cwd, env=launch.env, stdin=stdin, pass_fds=(*pass_fds, *launch.fds),
+                preexec_fn=preexec, new_session=launch.new_session,
             )
         except OSError as exc:
             if cgroups is not None:
@@ -272,6 +273,9 @@ class Sandbox(ABC):
             raise SandboxError(
                 f"cannot start {full[0]}: {exc.strerror}", hint="check that it is installed"
             ) from exc
+        finally:
+            for fd in launch.fds:
+                os.close(fd)
         running = Running(proc=proc, cgroups=cgroups, started=time.monotonic(), notes=notes, max_pids=limits.max_pids)
         if cgroups is None and limits.max_pids:
             running.watchdog = asyncio.create_task(self._watch_pids(running))

@@ -24,6 +24,7 @@ from pathlib import Path
 from tomo.errors import SandboxError
 from tomo.sandbox.base import Launch, Running, Sandbox, kill_group, rlimits_for
 from tomo.sandbox.model import Limits
+from tomo.sandbox.seccomp import DENIED_X86_64, deny_program
 
 BOX_UID = 65534
 BOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -53,6 +54,7 @@ class BubblewrapSandbox(Sandbox):
         ro_paths: Sequence[str] = (),
         rw_paths: Sequence[str] = (),
         network: bool = False,
+        seccomp: bool = True,
     ) -> None:
         super().__init__(limits, use_cgroups=use_cgroups, python=python)
         found = bwrap or find_bwrap()
@@ -63,6 +65,7 @@ class BubblewrapSandbox(Sandbox):
         self.ro_paths = [_existing(p, "ro_paths") for p in ro_paths]
         self.rw_paths = [_existing(p, "rw_paths") for p in rw_paths]
         self.network = network
+        self.seccomp = deny_program() if seccomp else None
 
     def box_args(self, workspace: Path) -> list[str]:
         """The bwrap arguments before ``--`` (public so the benchmark can time bare bwrap with the same flags)."""
@@ -102,8 +105,16 @@ class BubblewrapSandbox(Sandbox):
         if os.geteuid() != 0 and limits.max_pids:
             # Counted per real uid: only meaningful (and only enforced) when tomo is not root; cgroups do the rest.
             rlimits["nproc"] = limits.max_pids + _processes_of(os.getuid())
-        return Launch(argv=[*self.box_args(workspace), "--", *argv], env={}, cwd="/", rlimits=rlimits,
-                      new_session=False)
+        fds: list[int] = []
+        filter_args: list[str] = []
+        if self.seccomp is not None:  # bwrap reads the compiled filter from a pipe (it is far below the pipe's buffer)
+            read_end, write_end = os.pipe()
+            os.write(write_end, self.seccomp)
+            os.close(write_end)
+            fds.append(read_end)
+            filter_args = ["--seccomp", str(read_end)]
+        return Launch(argv=[*self.box_args(workspace), *filter_args, "--", *argv], env={}, cwd="/", rlimits=rlimits,
+                      new_session=False, fds=fds)
 
     async def stop(self, running: Running) -> None:
         """SIGKILL to bwrap: --die-with-parent kills the box's pid 1, and the kernel then kills its whole namespace."""
@@ -114,6 +125,8 @@ class BubblewrapSandbox(Sandbox):
     def describe(self) -> dict[str, object]:
         return {
             **super().describe(), "bwrap": self.bwrap, "network": self.network, "uid": BOX_UID,
+            "seccomp": ("refuses the i386 and x32 ABIs and " + ", ".join(sorted(DENIED_X86_64))) if self.seccomp
+            else "none on this machine",
             "ro_paths": self.ro_paths, "rw_paths": self.rw_paths,
         }
 

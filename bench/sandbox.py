@@ -126,9 +126,9 @@ def main() -> None:
         f"\n\n{args.runs} interleaved runs per row; load average {load_before:.1f} before, {load_after:.1f} after "
         f"(the machine is shared, so absolute figures move; ratios from the same run are the comparison). "
         "`tomo strict` = `BubblewrapSandbox.run`: the bare bwrap flags (which already hide $HOME and /root and mask "
-        "secret files), plus a per-run pids+memory cgroup and rlimits, both set by one sh shim before bwrap, the "
-        "output pump and the leftover check. `tomo local` = `LocalSandbox.run`: a Python launcher (subreaper) that "
-        "sets rlimits and kills the tree. The 10-line block is in bench/sandbox.py."
+        "secret files), plus the seccomp filter, a per-run pids+memory cgroup and rlimits (both set by one sh shim "
+        "before bwrap), the output pump and the leftover check. `tomo local` = `LocalSandbox.run`: a Python launcher "
+        "(subreaper) that sets rlimits and kills the tree. The 10-line block is in bench/sandbox.py."
     )
     print(body)
     if not args.no_write:

@@ -2,11 +2,11 @@
 
 Namespaces and dropped capabilities already stop the box from mounting, loading modules or rebooting. What they leave
 open are interfaces that unprivileged code may use and that have been the door for kernel exploits: io_uring, the
-keyring, bpf, perf events, userfaultfd, and the 32-bit and x32 syscall entry points. Docker's default profile refuses
-the same ones. The filter is classic BPF, written here in a dozen instructions so there is no libseccomp to install;
-bwrap loads it (``--seccomp FD``) after it has set the box up and before it executes the command. Refused calls fail
-with EPERM, which programs treat as "not available here". Only x86-64 has a table; elsewhere there is no filter and
-:func:`deny_program` says so by returning None.
+keyring, bpf, perf events, userfaultfd, and the 32-bit and x32 syscall entry points (Docker's default profile refuses
+most of the same calls). The filter is classic BPF, written here in a couple of dozen instructions so there is no
+libseccomp to install; bwrap loads it (``--seccomp FD``) after it has set the box up and before it executes the
+command. Refused calls fail with EPERM, which programs treat as "not available here". Only x86-64 has a table;
+elsewhere there is no filter and :func:`deny_program` says so by returning None.
 """
 
 from __future__ import annotations

@@ -88,3 +88,26 @@ def test_a_venv_under_the_hidden_home_still_runs(tmp_path: Path, monkeypatch: py
         shutil.rmtree(home, ignore_errors=True)
     assert result.output.split() == [str(home / "venv"), "False"], result.output
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize("argv", [["git", "--version"], ["node", "-e", "require('fs').readdir('.', () => {})"],
+                                  ["java", "-version"]], ids=["git", "node", "java"])
+def test_common_tools_run_in_the_strict_box(argv: list[str], tmp_path: Path) -> None:
+    """The seccomp filter and the limits must not break ordinary toolchains (node's libuv probes io_uring, a JVM
+    reserves gigabytes of address space)."""
+    import shutil
+
+    from tomo.sandbox.cgroup import Cgroups
+
+    require_bwrap()
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} is not installed here")
+    if argv[0] == "java":
+        made, why = Cgroups.create(1, 1024 * 1024)
+        bounded = made is not None and made.bounds_memory
+        if made is not None:
+            made.remove()
+        if not bounded:
+            pytest.skip(f"without a memory cgroup the address-space limit applies, and a JVM needs more ({why})")
+    result = make_sandbox("strict").run_sync(argv, "argv", tmp_path)
+    assert result.exit_code == 0, result.output

@@ -130,3 +130,10 @@ async def test_without_cgroups_the_run_says_so_once(ws: Path, monkeypatch: pytes
     assert any(n.startswith("no cgroup limits") for n in first.notes)
     assert not any(n.startswith("no cgroup limits") for n in second.notes)
     assert box.cgroups_unavailable and "no cgroup pids controller" in box.cgroups_unavailable
+
+
+async def test_runs_in_its_own_session_and_process_group(local: LocalSandbox, ws: Path) -> None:
+    result = await local.run("import os\nprint(os.getsid(0), os.getpgid(0), os.getppid())", "python", ws)
+    sid, pgid, parent = (int(x) for x in result.output.split())
+    assert sid != os.getsid(0) and pgid != os.getpgid(0)
+    assert sid == pgid == parent  # the launcher leads both, and is the command's parent (the subreaper)

@@ -111,3 +111,12 @@ def test_common_tools_run_in_the_strict_box(argv: list[str], tmp_path: Path) -> 
             pytest.skip(f"without a memory cgroup the address-space limit applies, and a JVM needs more ({why})")
     result = make_sandbox("strict").run_sync(argv, "argv", tmp_path)
     assert result.exit_code == 0, result.output
+
+
+def test_too_old_bubblewrap_is_refused(tmp_path: Path) -> None:
+    old = tmp_path / "bwrap"  # stands in for Ubuntu 22.04's bubblewrap, which lacks --disable-userns
+    old.write_text("#!/bin/sh\necho 'bubblewrap 0.6.1'\n")
+    old.chmod(0o755)
+    with pytest.raises(SandboxError, match=r"bubblewrap 0\.6\.1 .* too old") as info:
+        make_sandbox("strict", bwrap=str(old))
+    assert "--sandbox local" in info.value.hint

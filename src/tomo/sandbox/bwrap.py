@@ -15,8 +15,10 @@ Two things bubblewrap cannot do alone, done here:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,8 +39,23 @@ INSTALL_HINT = (
 )
 
 
+MIN_VERSION = (0, 8, 0)  # --disable-userns
+
+
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+@functools.cache
+def bwrap_version(bwrap: str) -> tuple[int, ...]:
+    """``bwrap --version`` as numbers (cached: it does not change while tomo runs)."""
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxError(f"cannot run {bwrap} --version: {exc}", hint=INSTALL_HINT) from exc
+    words = out.split()
+    numbers = words[-1].split(".") if words else []
+    return tuple(int(n) for n in numbers if n.isdigit())
 
 
 class BubblewrapSandbox(Sandbox):
@@ -61,6 +78,14 @@ class BubblewrapSandbox(Sandbox):
         if found is None:
             raise SandboxError("the strict sandbox needs bubblewrap (`bwrap`), which is not installed",
                                hint=INSTALL_HINT)
+        version = bwrap_version(found)
+        if version < MIN_VERSION:
+            have = ".".join(map(str, version)) or "an unknown version"
+            raise SandboxError(
+                f"bubblewrap {have} at {found} is too old: the strict box needs 0.8 or later for --disable-userns "
+                "(without it, code in the box can make a user namespace and hold capabilities again)",
+                hint="install a newer bubblewrap (Debian 12+, Ubuntu 24.04+), or choose `--sandbox local` explicitly",
+            )
         self.bwrap = found
         self.ro_paths = [_existing(p, "ro_paths") for p in ro_paths]
         self.rw_paths = [_existing(p, "rw_paths") for p in rw_paths]

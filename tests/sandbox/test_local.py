@@ -137,3 +137,14 @@ async def test_runs_in_its_own_session_and_process_group(local: LocalSandbox, ws
     sid, pgid, parent = (int(x) for x in result.output.split())
     assert sid != os.getsid(0) and pgid != os.getpgid(0)
     assert sid == pgid == parent  # the launcher leads both, and is the command's parent (the subreaper)
+
+
+async def test_a_failing_output_callback_still_cleans_up(local: LocalSandbox, ws: Path) -> None:
+    marker = f"m{secrets.token_hex(6)}"
+
+    def broken(chunk: bytes) -> None:
+        raise BrokenPipeError("the reader went away")
+
+    with pytest.raises(BrokenPipeError):
+        await local.run(f"sh -c 'sleep 60; : {marker}' & echo hi; sleep 60", "shell", ws, on_output=broken)
+    assert processes_with(marker) == []

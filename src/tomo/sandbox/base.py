@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tomo.errors import SandboxError
 from tomo.sandbox.cgroup import Cgroups
@@ -175,20 +175,20 @@ class Sandbox(ABC):
         running = await self.spawn(argv, workspace_path(workspace), limits)
         cap = OutputCap(limits.output_bytes, on_output)
         pump = asyncio.create_task(_pump(running.proc, cap.feed))
+        waiter = asyncio.ensure_future(running.proc.wait())
         timed_out = False
         try:
-            try:
-                await asyncio.wait_for(running.proc.wait(), limits.timeout_s)
-            except TimeoutError:
-                timed_out = True
+            timed_out = not await _wait_or_fail(waiter, pump, limits.timeout_s)
+            if timed_out:
                 await self.stop(running)
             drained = await _drain(pump)
             cap.finish(on_cut)
         finally:
-            if running.proc.returncode is None:  # cancelled: nothing may outlive the call
+            if running.proc.returncode is None:  # cancelled or failed: nothing may outlive the call
                 await self.stop(running)
+            waiter.cancel()
             pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # its error, if any, is already raising
                 await pump
             running.proc.close()
             notes = running.notes + running.cleanup()
@@ -340,6 +340,23 @@ def prlimit_argv(rlimits: dict[str, int]) -> list[str]:
 async def _pump(proc: AsyncProcess, feed: Callable[[bytes], None]) -> None:
     while chunk := await proc.read():
         feed(chunk)
+
+
+async def _wait_or_fail(waiter: asyncio.Future[int], pump: asyncio.Task[None], timeout_s: float) -> bool:
+    """Waits for the process to exit (True) or the timeout (False); re-raises at once if the output pump failed
+    (a live viewer's callback raising, say), so the run is stopped now rather than at its timeout."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not waiter.done():
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        watched: set[asyncio.Future[Any]] = {waiter} if pump.done() else {waiter, pump}
+        await asyncio.wait(watched, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        failure = pump.exception() if pump.done() and not pump.cancelled() else None
+        if failure is not None:
+            raise failure
+    return True
 
 
 async def _drain(pump: asyncio.Task[None]) -> bool:

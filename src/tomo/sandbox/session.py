@@ -138,8 +138,8 @@ class PythonSession:
             status = await asyncio.wait_for(self._read_block(running.proc, token, cap), timeout)
         except TimeoutError:
             timed_out = True
-        except asyncio.CancelledError:  # the block may still be running: end the session rather than leak into the next
-            await self._end()
+        except BaseException:  # cancelled, or on_output failed: the block may still run, so end the session rather
+            await self._end()  # than let its output leak into the next block
             raise
         if timed_out or status is None:
             notes += await self._end(grace_s=0.0 if timed_out else 3.0)

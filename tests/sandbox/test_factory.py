@@ -120,3 +120,17 @@ def test_too_old_bubblewrap_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SandboxError, match=r"bubblewrap 0\.6\.1 .* too old") as info:
         make_sandbox("strict", bwrap=str(old))
     assert "--sandbox local" in info.value.hint
+
+
+def test_home_cannot_be_the_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Binding $HOME as the workspace would undo hiding it (and hand the code ~/.ssh): the strict box refuses."""
+    require_bwrap()
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    box = BubblewrapSandbox()
+    for workspace in (home, tmp_path):
+        with pytest.raises(SandboxError, match="contains the home directory") as info:
+            box.run_sync("true", "shell", workspace)
+        assert "--root" in info.value.hint
+    assert box.run_sync("pwd", "shell", home / "project").output == f"{home / 'project'}\n"

@@ -94,6 +94,12 @@ class BubblewrapSandbox(Sandbox):
 
     def box_args(self, workspace: Path) -> list[str]:
         """The bwrap arguments before ``--`` (public so the benchmark can time bare bwrap with the same flags)."""
+        for home in _homes():
+            if _inside(home, str(workspace)):
+                raise SandboxError(
+                    f"the workspace {workspace} contains the home directory {home}, which the strict box hides",
+                    hint="pass the project directory itself as the workspace (--root), not your home or above it",
+                )
         args = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL", "--uid", str(BOX_UID), "--gid", str(BOX_UID),

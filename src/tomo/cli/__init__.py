@@ -9,6 +9,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tomo import __version__
 from tomo.errors import TomoError
@@ -35,6 +36,7 @@ def _register() -> None:
     from tomo.cli import (  # noqa: F401
         assist_cmd,
         demo_cmd,
+        exec_cmd,
         graph_cmd,
         loop_cmd,
         mcp_cmd,
@@ -49,7 +51,7 @@ def main() -> None:
     try:
         app()
     except TomoError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.message}")
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
         if exc.hint:
-            err_console.print(f"[yellow]hint:[/] {exc.hint}")
+            err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
         sys.exit(2)

@@ -1,0 +1,63 @@
+"""`tomo exec`: run one command in the sandbox, the same path every engine takes, for people and scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+
+from tomo.cli import app
+from tomo.config import load_settings
+from tomo.errors import ConfigError
+
+
+@app.command(
+    "exec",
+    context_settings={"allow_interspersed_args": False},
+    no_args_is_help=True,
+)
+def exec_(
+    command: list[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
+    sandbox: str = typer.Option(
+        None, "--sandbox", "-s", help="strict (bubblewrap) or local (unconfined); default: \\[sandbox] kind, else auto."
+    ),
+    root: Path = typer.Option(Path("."), "--root", "-C", help="The workspace: the only directory the box can write."),
+    timeout: float = typer.Option(None, "--timeout", "-t", help="Wall-clock seconds before the whole tree is killed."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON instead of streaming the output."),
+) -> None:
+    """Run COMMAND in the sandbox with --root as its workspace; exit with its exit code (124 on timeout).
+
+    Example: tomo exec --root . --timeout 10 -- python -c "print('hi')"
+    """
+    from tomo.sandbox import Limits, make_sandbox
+
+    settings = load_settings(root.resolve() if root.exists() else None)
+    box = make_sandbox(sandbox, settings.sandbox)
+    limits = Limits.from_settings(settings.sandbox)
+    if timeout is not None:
+        if timeout <= 0:
+            raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 30")
+        limits = limits.with_(timeout_s=timeout)
+    out = sys.stdout.buffer
+    last = [b"\n"]
+
+    def live(chunk: bytes) -> None:
+        out.write(chunk)
+        out.flush()
+        last[0] = chunk[-1:] or last[0]
+
+    def cut(notice: str) -> None:  # on its own line even when the streamed head ended mid-line
+        typer.echo(("" if last[0] == b"\n" else "\n") + f"tomo: {notice}", err=True)
+
+    if as_json:
+        result = box.run_sync(command, "argv", root, limits)
+        typer.echo(json.dumps({"sandbox": box.name, **asdict(result), "box": box.describe()}, indent=2))
+    else:
+        result = box.run_sync(command, "argv", root, limits, on_output=live, on_cut=cut)
+        for note in result.notes:
+            if not note.startswith("output cut"):  # already said, in place, by cut()
+                typer.echo(f"tomo: {note}", err=True)
+    raise typer.Exit(result.exit_code)

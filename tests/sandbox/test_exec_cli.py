@@ -1,0 +1,74 @@
+"""`tomo exec`, run as a real subprocess: streaming, exit codes, 124 on timeout, notices on stderr, settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sandbox_support import require_bwrap
+
+
+@pytest.fixture(autouse=True)
+def _bwrap() -> None:
+    require_bwrap()
+
+
+def test_runs_in_the_strict_box_and_exits_with_the_code(run_tomo, ws: Path) -> None:
+    out = run_tomo("exec", "--root", str(ws), "--", "sh", "-c", "echo hi > made.txt; id -u; pwd; exit 7")
+    assert out.returncode == 7, out.stderr
+    assert out.stdout == f"65534\n{ws}\n"
+    assert (ws / "made.txt").read_text() == "hi\n"
+
+
+def test_timeout_exits_124_and_says_so(run_tomo, ws: Path) -> None:
+    out = run_tomo("exec", "--root", str(ws), "--timeout", "1", "--", "sh", "-c", "echo started; sleep 30")
+    assert out.returncode == 124
+    assert out.stdout == "started\n"
+    assert "timed out after 1 s" in out.stderr
+
+
+def test_cut_output_is_announced_on_stderr(run_tomo, ws: Path) -> None:
+    (ws / "tomo.toml").write_text("[sandbox]\noutput_bytes = 1000\n")
+    out = run_tomo("exec", "--root", str(ws), "--", "seq", "1", "100000")
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert lines[0] == "1" and lines[-1] == "100000"
+    assert len(out.stdout) <= 1500  # streamed live: the first 1,000 bytes, then the last 500
+    assert "output cut:" in out.stderr and "588,895 bytes in all" in out.stderr
+
+
+def test_local_is_chosen_explicitly_and_json_reports_the_result(run_tomo, ws: Path) -> None:
+    out = run_tomo("exec", "--sandbox", "local", "--json", "--root", str(ws), "--", "sh", "-c", "echo ok; exit 3")
+    assert out.returncode == 3
+    data = json.loads(out.stdout)
+    assert data["sandbox"] == "local" and data["output"] == "ok\n" and data["exit_code"] == 3
+    assert data["box"]["confines_files"] is False and data["box"]["network"] is True
+
+
+def test_settings_choose_the_box(run_tomo, ws: Path) -> None:
+    (ws / "tomo.toml").write_text('[sandbox]\nkind = "local"\ntimeout_s = 1\n')
+    out = run_tomo("exec", "--json", "--root", str(ws), "--", "sleep", "30")
+    data = json.loads(out.stdout)
+    assert out.returncode == 124 and data["sandbox"] == "local" and data["timed_out"] is True
+
+
+def test_bad_sandbox_kind_is_a_clear_error(run_tomo, ws: Path) -> None:
+    out = run_tomo("exec", "--sandbox", "docker", "--root", str(ws), "--", "true")
+    assert out.returncode == 2
+    assert "unknown sandbox kind 'docker'" in out.stderr and "auto, strict, local" in out.stderr
+
+
+def test_without_bubblewrap_tomo_refuses_and_says_how_to_fix_it(run_tomo, ws: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    out = run_tomo("exec", "--root", str(ws), "--", "true", env={"PATH": str(empty)})
+    assert out.returncode == 2
+    assert "bubblewrap" in out.stderr and "apt-get install bubblewrap" in out.stderr
+    assert "--sandbox local" in out.stderr
+    assert "([sandbox] kind" in out.stderr  # brackets in a hint are printed, not eaten as markup
+
+
+def test_missing_workspace_is_a_clear_error(run_tomo, tmp_path: Path) -> None:
+    out = run_tomo("exec", "--root", str(tmp_path / "nope"), "--", "true")
+    assert out.returncode == 2 and "does not exist" in out.stderr

@@ -1,0 +1,49 @@
+"""The output cap: bounded memory, head and tail kept, the cut said in words, and live streaming that adds up."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tomo.sandbox.output import OutputCap
+
+
+def test_short_output_is_kept_whole() -> None:
+    cap = OutputCap(100)
+    cap.feed(b"hello ")
+    cap.feed(b"world\n")
+    assert cap.text() == "hello world\n" and not cap.truncated
+
+
+def test_long_output_keeps_head_and_tail_and_says_what_was_cut() -> None:
+    cap = OutputCap(10)
+    cap.feed(b"HEAD_" + b"x" * 1000 + b"_TAIL")
+    text = cap.text()
+    assert text.startswith("HEAD_") and text.endswith("_TAIL")
+    assert cap.truncated and cap.cut_bytes == 1000
+    assert "1,000 bytes in the middle were dropped" in text and "of 1,010 bytes" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(chunks=st.lists(st.binary(max_size=50), max_size=30), limit=st.integers(min_value=2, max_value=120))
+def test_cap_matches_a_slice_of_the_whole(chunks: list[bytes], limit: int) -> None:
+    whole = b"".join(chunks)
+    cap = OutputCap(limit)
+    streamed: list[bytes] = []
+    cap_live = OutputCap(limit, streamed.append)
+    for chunk in chunks:
+        cap.feed(chunk)
+        cap_live.feed(chunk)
+    assert cap.total == len(whole)
+    if len(whole) <= limit:
+        assert cap.text() == whole.decode("utf-8", "replace") or not cap.truncated
+        assert b"".join(streamed) == whole
+    else:
+        head, tail = whole[: limit // 2], whole[len(whole) - (limit - limit // 2):]
+        assert cap.cut_bytes == len(whole) - len(head) - len(tail)
+        assert b"".join(streamed) == whole[:limit]
+        notices: list[str] = []
+        cap_live.finish(notices.append)
+        # a live viewer sees the first `limit` bytes, then (after the notice) only the tail it has not seen
+        assert b"".join(streamed) == whole[:limit] + whole[max(limit, len(whole) - len(tail)):]
+        assert notices and f"{len(whole):,} bytes in all" in notices[0]

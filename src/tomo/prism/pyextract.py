@@ -522,6 +522,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     info = {
         "scopes": scope_list,
+        "globals": {k: sorted(v) for k, v in globals_in.items()},
         "binds": binds,
         "narrow": narrow,
         "all": all_names,

@@ -137,6 +137,8 @@ class Resolver:
         parents = info.get("parents", {})
         s: str | None = scope
         first = True
+        if name in info.get("globals", {}).get(scope, ()):
+            s = self.module_name(fid)
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":

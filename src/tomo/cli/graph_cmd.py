@@ -23,8 +23,9 @@ from tomo.cli import app
 from tomo.prism import Graph, Plan, Reference
 from tomo.prism.indexer import IndexStats
 
-graph_app = typer.Typer(help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
-                        no_args_is_help=True)
+graph_app = typer.Typer(
+    help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
+    no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 
 console = Console()

@@ -68,6 +68,8 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
         r = o.ref
         if r.confidence != "confirmed" or r.kind == "string":
             continue
+        if (r.path, r.line, r.col) == (sym.path, sym.line, sym.col):
+            continue  # the definition's own namespace was checked above
         line = graph._line(r.path, r.line)
         if f".{sym.name}" in line and r.kind not in ("definition", "import"):
             continue  # attribute access: the receiver's namespace was checked above

@@ -209,6 +209,7 @@ def test_pytest_fixtures_give_parameters_their_type(golden) -> None:  # type: ig
         """,
         "tests/unit/test_run.py": """
             import pytest
+            from app.core import Engine
 
 
             def test_inferred(engine):
@@ -224,9 +225,34 @@ def test_pytest_fixtures_give_parameters_their_type(golden) -> None:  # type: ig
                 other.run()  # refs: ambiguous(untyped receiver)
 
 
+            @pytest.fixture(name="renamed")
+            def _renamed_fixture():
+                return Engine(
+                    "a call long enough to span lines, which prism still types by its callee",
+                    "padding padding padding padding padding padding padding padding padding padding",
+                )
+
+
+            def test_fixture_named_by_keyword(renamed):
+                renamed.run()  # refs: confirmed
+
+
             class TestGroup:
                 def test_in_class(self, engine):
                     engine.run()  # refs: confirmed
+
+
+            class TestClassFixture:
+                @pytest.fixture
+                def engine(self):
+                    return "only inside this class"
+
+                def test_uses_class_fixture(self, engine):
+                    engine.run()  # refs: ambiguous(untyped receiver)
+
+
+            def test_module_level_still_uses_conftest(engine):
+                engine.run()  # refs: confirmed
         """,
         "tests/unit/test_override.py": """
             import pytest

@@ -72,7 +72,8 @@ def test_definitions_and_unbound_references(tmp_path: Path, lang: str) -> None:
 
 
 def test_other_languages_never_mix_with_python(tmp_path: Path) -> None:
-    write_project(tmp_path, {"a.py": "def helper():\n    pass\n\nhelper()\n", "b.js": "function helper() {}\nhelper();\n"})
+    write_project(tmp_path, {"a.py": "def helper():\n    pass\n\nhelper()\n",
+                             "b.js": "function helper() {}\nhelper();\n"})
     with Graph.open(tmp_path) as g:
         assert {r.path for r in g.references("a.helper")} == {"a.py"}
         assert {r.path for r in g.references("b.helper")} == {"b.js"}

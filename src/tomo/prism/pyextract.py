@@ -31,6 +31,7 @@ MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (nev
 _BUILTINS = frozenset(dir(builtins))
 _IDENT_STRING = re.compile(r"^[A-Za-z_][\w.:]*$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_FIXTURE_NAME = re.compile(r"\bname\s*=\s*[\"'](\w+)[\"']")
 
 _QUERY = """
 (class_definition name: (identifier) @class.name) @class
@@ -82,6 +83,18 @@ def _short(src: bytes, node: Node | None) -> str | None:
     if node.end_byte - node.start_byte > MAX_TEXT:
         return "?"
     return " ".join(_text(src, node).split())
+
+
+def _value(src: bytes, node: Node | None) -> str | None:
+    """Like _short, but a long call keeps its callee (``Foo(<many lines>)`` -> ``Foo()``): enough to type it."""
+    if node is None:
+        return None
+    if node.end_byte - node.start_byte <= MAX_TEXT:
+        return _short(src, node)
+    if node.type == "call":
+        fn = _short(src, node.child_by_field_name("function"))
+        return f"{fn}()" if fn and fn != "?" else "?"
+    return "?"
 
 
 def _targets(node: Node, out: list[Node]) -> None:
@@ -201,6 +214,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             i -= 1
         return module
 
+    fixtures: dict[str, list[str]] = {}  # pytest fixture name -> the functions that provide it
     # ---- decorators --------------------------------------------------------------------------------------------
     for n in caps.get("decorated", []):
         target = n.child_by_field_name("definition")
@@ -212,6 +226,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         decs = [_short(src, d.named_children[0]) if d.named_children else "" for d in n.named_children
                 if d.type == "decorator"]
         def_index[dq][7]["decorators"] = decs
+        for dec in decs:
+            if dec and dec.split("(")[0].endswith("fixture"):
+                m = _FIXTURE_NAME.search(dec)
+                fixtures.setdefault(m.group(1) if m else def_index[dq][1], []).append(dq)
         # a decorated definition's start line is the decorator's; keep the def line (where the name is)
 
     # ---- bindings per scope ----------------------------------------------------------------------------------
@@ -332,7 +350,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     # attributes: receiver text
     for a in caps.get("attr.name", []):
         r = a.prev_named_sibling
-        ref_recv[a.start_byte] = (_short(src, r) or "?") if r is not None else "?"
+        ref_recv[a.start_byte] = (_value(src, r) or "?") if r is not None else "?"
 
     for n in caps.get("kwarg", []):
         skip_ids.add(n.start_byte)
@@ -355,7 +373,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         right = n.child_by_field_name("right")
         typ = n.child_by_field_name("type")
         line = n.start_point[0] + 1
-        rtext = _short(src, right)
+        rtext = _value(src, right)
         ttext = _short(src, typ)
         skind = kind_of_scope.get(scope, "module")
         if left.type == "identifier":
@@ -411,12 +429,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     returns: dict[str, list[tuple[int, str]]] = {}
     for n in caps.get("ret", []):
         scope = scope_at(n.start_byte)
-        t = _short(src, n)
+        t = _value(src, n)
         if t and t != "?":
             returns.setdefault(scope, []).append((n.start_point[0] + 1, t))
     yields: dict[str, list[tuple[int, str]]] = {}
     for n in caps.get("yld", []):
-        t = _short(src, n)
+        t = _value(src, n)
         if t and t != "?":
             yields.setdefault(scope_at(n.start_byte), []).append((n.start_point[0] + 1, t))
 
@@ -522,6 +540,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     info = {
         "scopes": scope_list,
+        "fixtures": fixtures,
         "globals": {k: sorted(v) for k, v in globals_in.items()},
         "binds": binds,
         "narrow": narrow,

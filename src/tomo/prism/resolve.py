@@ -33,7 +33,7 @@ class Resolver:
         self._def: dict[str, tuple[Any, ...] | None] = {}
         self._mro: dict[str, list[str]] = {}
         self._member: dict[tuple[str, str], str | None] = {}
-        self._fixture: dict[tuple[int, str], Value] = {}
+        self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
 
     # ---- stored facts --------------------------------------------------------------------------------------------
@@ -188,7 +188,9 @@ class Resolver:
         return None
 
     def _module_value(self, module: str) -> Value:
-        return ("mod", module) if self.module_file(module) is not None else ("ext", module)
+        """A module by the name code imports it with, canonicalised to its name under the source root."""
+        fid = self.module_file(module)
+        return ("mod", self.module_name(fid)) if fid is not None else ("ext", module)
 
     def _param(self, fid: int, scope: str, name: str, ann: str | None, idx: int) -> Value:
         if ann:
@@ -203,33 +205,42 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
-        return self.fixture(fid, name)
+        return self.fixture(fid, name, scope)
 
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).get("parents", {}).get(scope, self.module_name(fid))
 
     # ---- pytest fixtures -------------------------------------------------------------------------------------------
 
-    def fixture(self, fid: int, name: str) -> Value:
-        """The type a test parameter gets from the fixture of that name (same file, then conftest.py upward)."""
-        key = (fid, name)
+    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
+        """The type a test parameter gets from the fixture of that name.
+
+        pytest's order: a fixture of the test's own class, then one at the test module's top level, then
+        conftest.py files from the test's directory upward.
+        """
+        cls = self._enclosing_class(fid, scope) if scope else None
+        key = (fid, name, cls)
         if key in self._fixture:
             return self._fixture[key]
         self._fixture[key] = None
         path = self.file(fid)[0]
         dirs = path.split("/")[:-1]
         candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
-        rows = self.conn.execute(
-            "SELECT d.qualname, f.path, d.data FROM defs d JOIN files f ON f.id=d.file_id WHERE d.name=? AND"
-            f" f.path IN ({','.join('?' * len(candidates))})", (name, *candidates)).fetchall()
+        rows = self.conn.execute(f"SELECT id, path FROM files WHERE path IN ({','.join('?' * len(candidates))})",
+                                 candidates).fetchall()
         best: tuple[int, str] | None = None
-        for q, p, data in rows:
-            decs = marshal.loads(data).get("decorators", [])
-            if not any(d.split("(")[0].endswith("fixture") for d in decs):
-                continue
-            rank = candidates.index(p)
-            if best is None or rank < best[0]:
-                best = (rank, q)
+        for ffid, p in rows:
+            module = self.module_name(ffid)
+            for q in self.info(ffid).get("fixtures", {}).get(name, ()):
+                owner = q.rsplit(".", 1)[0]
+                if owner == module:
+                    rank = 2 * candidates.index(p) + 1
+                elif cls is not None and owner == cls and ffid == fid:
+                    rank = 0
+                else:
+                    continue
+                if best is None or rank < best[0]:
+                    best = (rank, q)
         value = self.returns(best[1], fixture=True) if best else None
         self._fixture[key] = value
         return value
@@ -362,24 +373,25 @@ class Resolver:
             return None
         tag = value[0]
         if tag == "mod":
-            sub = f"{value[1]}.{attr}"
             fid = self.module_file(value[1])
+            module = self.module_name(fid) if fid is not None else value[1]
             if fid is not None:
-                binds = self.info(fid).get("binds", {}).get(value[1], {})
+                binds = self.info(fid).get("binds", {}).get(module, {})
                 entries = binds.get(attr)
                 if entries:
-                    key = ("attr", value[1], attr)
+                    key = ("attr", module, attr)
                     if key in self._stack:
                         return None
                     self._stack.add(key)
                     try:
-                        return self._binding(fid, value[1], attr, entries[-1], 10**9)
+                        return self._binding(fid, module, attr, entries[-1], 10**9)
                     finally:
                         self._stack.discard(key)
-            if self.module_file(sub) is not None:
-                return ("mod", sub)
+            sub = self._module_value(f"{value[1]}.{attr}")
+            if sub is not None and sub[0] == "mod":
+                return sub
             if fid is not None:
-                return self.lookup(fid, value[1], attr, 10**9)
+                return self.lookup(fid, module, attr, 10**9)
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")

@@ -29,7 +29,8 @@ ALL = 32  # a string inside ``__all__``
 _start_byte = operator.attrgetter("start_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
-_IDENT_STRING = re.compile(r"^[A-Za-z_][\w.:]*$")
+_SELF_CLS = (b"self", b"cls")
+_IDENT_BYTES = re.compile(rb"[A-Za-z_][\w.:]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _FIXTURE_NAME = re.compile(r"\bname\s*=\s*[\"'](\w+)[\"']")
 
@@ -55,22 +56,21 @@ _QUERY = """
 (if_statement condition: (call function: (identifier) arguments: (argument_list . (identifier) . (_))) @nar.call)
 (assert_statement (call function: (identifier) arguments: (argument_list . (identifier) . (_))) @nar.call)
 (string_content) @str
+(identifier) @id
 """
 
 _lang: Language | None = None
 _parser: Parser | None = None
 _query: Query | None = None
-_id_query: Query | None = None
 
 
-def _setup() -> tuple[Parser, Query, Query]:
-    global _lang, _parser, _query, _id_query
-    if _parser is None or _query is None or _id_query is None:
+def _setup() -> tuple[Parser, Query]:
+    global _lang, _parser, _query
+    if _parser is None or _query is None:
         _lang = Language(tsp.language())
         _parser = Parser(_lang)
-        _query = Query(_lang, _QUERY)
-        _id_query = Query(_lang, "(identifier) @id")  # alone, so captures come in source order
-    return _parser, _query, _id_query
+        _query = Query(_lang, _QUERY)  # one query, one traversal: captures for every fact at once
+    return _parser, _query
 
 
 def _text(src: bytes, node: Node) -> str:
@@ -80,9 +80,11 @@ def _text(src: bytes, node: Node) -> str:
 def _short(src: bytes, node: Node | None) -> str | None:
     if node is None:
         return None
-    if node.end_byte - node.start_byte > MAX_TEXT:
+    a, b = node.start_byte, node.end_byte
+    if b - a > MAX_TEXT:
         return "?"
-    return " ".join(_text(src, node).split())
+    t = src[a:b].decode("utf-8", "replace")
+    return " ".join(t.split()) if "\n" in t else t
 
 
 def _value(src: bytes, node: Node | None) -> str | None:
@@ -128,7 +130,7 @@ def resolve_relative(module: str, is_pkg: bool, level: int, name: str) -> str:
 
 def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
-    parser, query, id_query = _setup()
+    parser, query = _setup()
     tree = parser.parse(src)
     root = tree.root_node
     caps = QueryCursor(query).captures(root)
@@ -462,11 +464,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     # ---- identifier-like strings -------------------------------------------------------------------------------
     for n in caps.get("str", []):
-        if n.end_byte - n.start_byte > 120:
+        a, b = n.start_byte, n.end_byte
+        if b - a > 120 or not _IDENT_BYTES.fullmatch(src, a, b):
             continue
-        s = _text(src, n)
-        if not _IDENT_STRING.match(s):
-            continue
+        s = src[a:b].decode("utf-8", "replace")
         # context: string_content < string < (argument_list < call) | list/tuple < assignment(__all__)
         ctx = ""
         flags = STRING
@@ -500,12 +501,16 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     si = 0
     nscopes = len(scopes)
     sstack: list[tuple[int, int, str, str]] = []
-    ids = QueryCursor(id_query).captures(root).get("id", [])
-    ids.sort(key=_start_byte)
+    ids = caps.get("id", [])
+    ids.sort(key=_start_byte)  # captures do not come in source order; the scope sweep needs it
     for n in ids:
         b = n.start_byte
         if b in skip_ids:
             continue
+        e = n.end_byte
+        recv = ref_recv.get(b)
+        if recv is None and e - b <= 4 and src[b:e] in _SELF_CLS and b not in ref_flags:
+            continue  # the receiver parameter itself: by far the most common name, never a reference
         # advance the scope sweep (identifiers come in source order)
         while si < nscopes and scopes[si][0] <= b:
             while sstack and sstack[-1][1] <= scopes[si][0]:
@@ -516,8 +521,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             sstack.pop()
         scope = sstack[-1][2] if sstack else module
         flags = ref_flags.get(b, 0)
-        name = src[b : n.end_byte].decode("utf-8", "replace")
-        recv = ref_recv.get(b)
+        name = src[b:e].decode("utf-8", "replace")
         if b in name_scope:
             scope = name_scope[b]
         if recv is None and not flags & DEF:

@@ -464,10 +464,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     # ---- identifier-like strings -------------------------------------------------------------------------------
     for n in caps.get("str", []):
-        a, b = n.start_byte, n.end_byte
-        if b - a > 120 or not _IDENT_BYTES.fullmatch(src, a, b):
+        sa, sb = n.start_byte, n.end_byte
+        if sb - sa > 120 or not _IDENT_BYTES.fullmatch(src, sa, sb):
             continue
-        s = src[a:b].decode("utf-8", "replace")
+        s = src[sa:sb].decode("utf-8", "replace")
         # context: string_content < string < (argument_list < call) | list/tuple < assignment(__all__)
         ctx = ""
         flags = STRING

@@ -285,10 +285,17 @@ def test_refusals_getattr_patch_dynamic_import(golden) -> None:  # type: ignore[
                     pass
                 with mock.patch.object(Engine, "run"):  # refs: ambiguous(mock.patch)
                     pass
+                with mock.patch("app.dyn.Runner.run"):  # a dotted target that names another method
+                    pass
                 importlib.import_module("app.run")  # refs: ambiguous(dynamic import)
                 print("run")  # refs: ambiguous(string mention)
                 obj.run()  # refs: ambiguous(untyped receiver)
                 # a comment that says run is not a reference
+
+
+            class Runner:
+                def run(self):
+                    return 0
         """,
     }, "app.core.Engine.run")
 

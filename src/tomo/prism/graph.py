@@ -291,8 +291,10 @@ class Graph:
             if v is not None and v[0] == "def" and v[1] == sym.qualname:
                 return "confirmed", "", "string"
             return None if v is not None else ("ambiguous", "__all__ entry", "string")
-        if "." in text and not text.endswith(sym.name) and not text.startswith(sym.name + "."):
-            pass
+        if "." in text:
+            target = _dotted_target(res, text, sym.name)
+            if target is not None and target != sym.qualname:
+                return None  # a dotted path that provably names something else ("pkg.mod.Other.name")
         fn = ctx.rsplit(".", 1)[-1]
         if fn in ("getattr", "hasattr", "setattr", "delattr"):
             return "ambiguous", "getattr string", "string"
@@ -417,6 +419,24 @@ class Graph:
 
 _DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line, f.lang"
                " FROM defs d JOIN files f ON f.id=d.file_id")
+
+
+def _dotted_target(res: Resolver, text: str, name: str) -> str | None:
+    """The qualified name a dotted string like "pkg.mod.Class.name" resolves to, or None if it cannot say."""
+    parts = text.replace(":", ".").split(".")
+    if name not in parts:
+        return None
+    parts = parts[: parts.index(name) + 1]
+    for k in range(len(parts) - 1, 0, -1):
+        v: Value = res._module_value(".".join(parts[:k]))
+        if v is None or v[0] != "mod":
+            continue
+        for attr in parts[k:]:
+            v = res.attribute(res.type_of(v), attr)
+            if v is None:
+                return None
+        return v[1] if v[0] in ("def", "prop", "mod") else None
+    return None
 
 
 def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:

@@ -124,6 +124,26 @@ def test_inheritance_self_super_cls(golden) -> None:  # type: ignore[no-untyped-
                     return cls.start  # refs: confirmed
 
 
+            class Ctx(Engine):
+                def __enter__(self) -> "Self":
+                    return self
+
+                def __exit__(self, *exc):
+                    return None
+
+
+            class FastCtx(Ctx):
+                def start(self):  # refs: ambiguous(overrides)
+                    return 3
+
+
+            def ctx_use():
+                with Ctx() as c:
+                    c.start()  # refs: confirmed
+                with FastCtx() as fc:
+                    fc.start()
+
+
             def f(e: Engine, t: Turbo, b: Base):
                 e.start()  # refs: confirmed
                 t.start()
@@ -166,6 +186,23 @@ def test_local_type_inference(golden) -> None:  # type: ignore[no-untyped-def]
             def g(v):
                 assert isinstance(v, Engine)
                 return v.run()  # refs: confirmed
+
+
+            class Session:
+                def __enter__(self) -> "Self":
+                    return self
+
+                def __exit__(self, *exc):
+                    return None
+
+                def engine(self) -> Engine:
+                    return Engine("s")
+
+
+            def h():
+                with Session() as s, open("f") as fh:
+                    s.engine().run()  # refs: confirmed
+                    fh.run()  # refs: ambiguous(untyped receiver)
         """,
         "app/core2.py": """
             class Other:

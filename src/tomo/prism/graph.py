@@ -159,7 +159,7 @@ class Graph:
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
                         v = self._bind_occurrence(res, frow[0], name, occ)
-                        if v is not None and v[0] in ("def", "prop"):
+                        if v is not None and v[0] in ("def", "prop", "bound"):
                             return self.symbol(v[1])
                         if v is not None and v[0] == "mod":
                             m = self._module_symbol(v[1])
@@ -233,7 +233,7 @@ class Graph:
             mod = f"{recv}.{sym.name}" if recv else sym.name
             return ("confirmed", "", kind) if mod == target else None
         v = self._bind_occurrence(res, fid, sym.name, occ)
-        if v is not None and v[0] in ("def", "prop") and v[1] == target:
+        if v is not None and v[0] in ("def", "prop", "bound") and v[1] == target:
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind
@@ -363,7 +363,7 @@ class Graph:
     def _value_symbol(self, v: Value) -> Symbol | None:
         if v is None:
             return None
-        if v[0] in ("def", "prop"):
+        if v[0] in ("def", "prop", "bound"):
             row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=?", (v[1],)).fetchone()
             return _symbol(row) if row else None
         if v[0] == "mod":
@@ -435,7 +435,7 @@ def _dotted_target(res: Resolver, text: str, name: str) -> str | None:
             v = res.attribute(res.type_of(v), attr)
             if v is None:
                 return None
-        return v[1] if v[0] in ("def", "prop", "mod") else None
+        return v[1] if v[0] in ("def", "prop", "bound", "mod") else None
     return None
 
 

@@ -417,8 +417,15 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         scope = scope_at(n.start_byte)
         tl = []
         _targets(n, tl)
+        rhs = None
+        ap = n.parent
+        if ap is not None and ap.type == "as_pattern" and ap.parent is not None and ap.parent.type == "with_item":
+            # `with X() as x`: x is what X().__enter__() returns (usually the object itself)
+            value = _value(src, ap.named_children[0]) if ap.named_children else None
+            if value and value != "?" and len(tl) == 1:
+                rhs = f"{value}.__enter__()"
         for tn in tl:
-            bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", None, None)
+            bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
 
     globals_in: dict[str, set[str]] = {}
     for n in caps.get("global", []):

@@ -412,12 +412,15 @@ class Resolver:
                 decs = md[8].get("decorators", [])
                 if any(x in _PROPERTY_DECORATORS or x.endswith(".setter") for x in decs):
                     return ("prop", m)
+                return ("bound", m, value[1])  # remembers the receiver's class, for `-> Self` and `return self`
             return ("def", m)
         return None
 
     def call(self, value: Value, depth: int) -> Value:
         if value is None:
             return None
+        if value[0] == "bound":
+            return self.returns(value[1], depth=depth, self_cls=value[2])
         if value[0] == "def":
             d = self.definition(value[1])
             if d is None:
@@ -431,7 +434,7 @@ class Resolver:
             return self.call(self.type_of(value, depth), depth + 1)
         return None
 
-    def returns(self, q: str, fixture: bool = False, depth: int = 0) -> Value:
+    def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
         if d is None or depth > _MAX_DEPTH:
@@ -439,6 +442,8 @@ class Resolver:
         fid, parent, data = d[0], d[7], d[8]
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
+        if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
+            return ("inst", self_cls or parent)
         if ann and not (fixture and generator):
             return self.type_of_annotation(fid, parent, ann, depth + 1)
         info = self.info(fid)
@@ -446,6 +451,11 @@ class Resolver:
         found: Value = None
         for line, expr in sources:
             if expr == "None":
+                continue
+            if expr == "self" and self_cls is not None:
+                if found is not None and found != ("inst", self_cls):
+                    return None
+                found = ("inst", self_cls)
                 continue
             v = self.type_of(self.eval(fid, q, expr, line, depth + 1), depth + 1)
             if v is None or (found is not None and v != found):

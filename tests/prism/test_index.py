@@ -176,3 +176,13 @@ def test_ten_thousand_files_index_within_memory(tmp_path: Path) -> None:
     assert parsed == 10_000
     assert nrefs == 1 + 2 * 9_998
     assert peak_mb < 500
+
+
+def test_a_corrupt_or_foreign_index_file_is_rebuilt(tmp_path: Path) -> None:
+    write_project(tmp_path, FILES)
+    (tmp_path / ".tomo").mkdir()
+    (tmp_path / ".tomo" / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    with Graph.open(tmp_path) as g:
+        assert g.stats.parsed == 4
+        assert len(g.references("pkg.core.helper")) == 5
+    assert not list((tmp_path / ".tomo").glob("*.building-*"))

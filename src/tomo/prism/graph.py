@@ -56,6 +56,8 @@ class Graph:
             raise PrismError(f"cannot index {path}: not a directory", hint="pass --root DIR with an existing directory")
         conn, fresh = store.connect(path)
         stats = indexer.refresh(path, conn, fresh, progress=progress, workers=workers)
+        if fresh:
+            conn = store.publish(path, conn)
         return cls(path, conn, stats)
 
     def refresh(self, progress: Progress | None = None) -> IndexStats:

@@ -386,7 +386,7 @@ class Graph:
                 for o in self.occurrences(s):
                     if o.ref.kind not in ("call", "import", "reference"):
                         continue
-                    via = "import" if o.ref.kind == "import" else "call"
+                    via = o.ref.kind if o.ref.kind in ("import", "call") else "reference"
                     owner = self._scope_symbol(o.file_id, o.scope, o.ref.path)
                     if owner.qualname in seen:
                         continue

@@ -61,8 +61,8 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
             existing = res.definition(m) if m else None
     if existing is not None:
         fpath = res.file(existing[0])[0]
-        out.append(Conflict(fpath, existing[4], existing[5], f"`{existing[1]}` already exists as {existing[3]}"
-                                                            f" {existing[1]!s} in {owner}"))
+        out.append(Conflict(fpath, existing[4], existing[5],
+                            f"`{new}` already exists in {owner}: the {existing[3]} {existing[1]}"))
         seen.add((fpath, existing[4], existing[5]))
     for o in occs:
         r = o.ref

@@ -333,6 +333,18 @@ def test_refusals_getattr_patch_dynamic_import(golden) -> None:  # type: ignore[
             class Runner:
                 def run(self):
                     return 0
+
+
+            def builtins_are_not_it(*args, **kwargs):
+                kwargs.run()
+                args.run()
+                d = {}
+                d.run()
+                s = "text"
+                s.run()
+                n: dict[str, int] = make()
+                n.run()
+                dict(a=1).run()
         """,
     }, "app.core.Engine.run")
 

@@ -65,7 +65,7 @@ def _conf(c: str) -> str:
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
     t0 = time.perf_counter()
-    if as_json:
+    if as_json or not console.is_terminal:
         g = _open(root)
     else:
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

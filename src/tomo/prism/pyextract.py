@@ -271,13 +271,14 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 nm = p.named_children[0] if p.named_children else None
                 ann = _short(src, p.child_by_field_name("type"))
                 if nm is not None and nm.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                    ann = "tuple" if nm.type == "list_splat_pattern" else "dict"  # *args / **kwargs
                     nm = nm.named_children[0] if nm.named_children else None
-                    ann = None
             elif t in ("default_parameter", "typed_default_parameter"):
                 nm = p.child_by_field_name("name")
                 ann = _short(src, p.child_by_field_name("type"))
             elif t in ("list_splat_pattern", "dictionary_splat_pattern"):
                 nm = p.named_children[0] if p.named_children else None
+                ann = "tuple" if t == "list_splat_pattern" else "dict"  # *args / **kwargs
             else:
                 continue
             if nm is None or nm.type != "identifier":

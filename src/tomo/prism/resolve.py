@@ -157,6 +157,8 @@ class Resolver:
             v = self.attribute(("mod", entry[2]), name)
             if v is not None:
                 return v
+        if name in _BUILTIN_TYPES:
+            return ("builtin", name)
         return None
 
     def _narrowed(self, fid: int, info: dict[str, Any], scope: str, name: str, line: int) -> Value:
@@ -307,6 +309,9 @@ class Resolver:
             _, fid, scope, rhs, ann, line = value
             if ann:
                 return self.type_of_annotation(fid, scope, ann, depth + 1)
+            literal = _literal_type(rhs)
+            if literal is not None:
+                return ("ext", f"builtins.{literal}")
             return self.type_of(self.eval(fid, scope, rhs, line, depth + 1), depth + 1)
         if value[0] == "def":
             d = self.definition(value[1])
@@ -361,6 +366,11 @@ class Resolver:
         if text.startswith(("type[", "Type[")) and text.endswith("]"):
             v = self.eval(fid, scope, text[5:-1], 0, depth + 1)
             return v if v is not None and v[0] == "def" else None
+        base = text.split("[", 1)[0]
+        if base in _BUILTIN_TYPES or base in _TYPING_CONTAINERS:
+            v = self.lookup(fid, scope, base.rsplit(".", 1)[-1], 0) if "." not in base else None
+            if v is None or v[0] in ("builtin", "ext"):  # not shadowed by an indexed class of that name
+                return ("ext", f"builtins.{base}")
         v = self.eval(fid, scope, text, 0, depth + 1)
         if v is not None and v[0] == "def":
             d = self.definition(v[1])
@@ -432,6 +442,8 @@ class Resolver:
             return self.call(self.type_of(value, depth), depth + 1) if d[3] in ("variable", "attribute") else None
         if value[0] == "local":
             return self.call(self.type_of(value, depth), depth + 1)
+        if value[0] == "builtin" and value[1] in _BUILTIN_TYPES:
+            return ("ext", f"builtins.{value[1]}")  # dict(...), str(...): instances of builtin types
         return None
 
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
@@ -462,6 +474,31 @@ class Resolver:
                 return None
             found = v
         return found
+
+
+# Receivers of these types are never an indexed symbol: `kwargs.get(...)` is not `QuerySet.get`.
+_BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int",
+                            "float", "complex", "bool"})
+_TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "typing.Dict", "typing.List",
+                                "typing.Tuple", "typing.Set", "t.Dict", "t.List", "t.Tuple", "t.Set"})
+
+
+def _literal_type(rhs: str | None) -> str | None:
+    """The builtin type of a literal right-hand side (``{}``, ``[...]``, ``"..."``, ``3``), else None."""
+    if not rhs or rhs == "?":
+        return None
+    c = rhs[0]
+    if c == "[":
+        return "list"
+    if c == "{":
+        return "dict" if rhs == "{}" or ":" in rhs else "set"
+    if c in "\"'":
+        return "str"
+    if c.isdigit():
+        return "float" if "." in rhs or "e" in rhs.lower() else "int"
+    if len(rhs) > 1 and c in "fFbBrRuU" and rhs[1] in "\"'":
+        return "bytes" if c in "bB" else "str"
+    return None
 
 
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:

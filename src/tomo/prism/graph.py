@@ -256,6 +256,8 @@ class Graph:
             return None
         if rv[0] == "inst" and sym.kind in ("method", "attribute", "variable"):
             owner = sym.qualname.rsplit(".", 1)[0]
+            if res.member(rv[1], "__getattr__") is not None:
+                return "ambiguous", f"`{recv}` is a {rv[1]} that forwards attributes (__getattr__)", kind
             if owner in res.mro(rv[1]) or not res.has_unknown_base(rv[1]):
                 # the receiver's class is fully known and lacks the name, or would have found it: dynamic at most
                 return "ambiguous", f"`{recv}` is a {rv[1]} that has no `{sym.name}`", kind

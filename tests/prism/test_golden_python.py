@@ -47,7 +47,7 @@ def test_imports_aliases_and_reexports(golden) -> None:  # type: ignore[no-untyp
             import pkg.core as pc
 
             Engine()  # refs: confirmed
-            E()
+            E()  # refs: confirmed
             pkg.core.Engine()  # refs: confirmed
             pc.Engine()  # refs: confirmed
         """,

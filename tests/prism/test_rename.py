@@ -172,3 +172,19 @@ def test_invalid_new_name_is_refused(tmp_path: Path) -> None:
             g.rename_plan("shop.cart.quick", "not-valid")
         with pytest.raises(PrismError, match="not a valid identifier"):
             g.rename_plan("shop.cart.quick", "class")
+
+
+def test_aliased_uses_count_as_callers_but_are_not_edited(tmp_path: Path) -> None:
+    write_project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/core.py": "def compute():\n    return 1\n",
+        "lib/use.py": "from lib.core import compute as calc\n\n\ndef run():\n    return calc()\n",
+    })
+    with Graph.open(tmp_path) as g:
+        assert [(c.symbol.qualname, c.reference.reason) for c in g.callers("lib.core.compute")] == [
+            ("lib.use.run", "via import alias `calc`")]
+        plan = g.rename_plan("lib.core.compute", "evaluate")
+        assert [(e.path, e.line, e.col) for e in plan.edits] == [("lib/core.py", 1, 4), ("lib/use.py", 1, 21)]
+        g.apply(plan)
+    assert (tmp_path / "lib/use.py").read_text().startswith("from lib.core import evaluate as calc\n")
+    assert "return calc()" in (tmp_path / "lib/use.py").read_text()

@@ -21,6 +21,7 @@ from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
+from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value
 
 SymbolLike = str | Symbol
@@ -195,6 +196,7 @@ class Graph:
         sym = self.symbol(symbol)
         res = Resolver(self.conn)
         out: list[Occurrence] = []
+        aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
         for fid, path, lang, blob in self.conn.execute(
                 "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
@@ -209,7 +211,31 @@ class Graph:
                 conf, reason, kind = got
                 out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
                                                              conf, reason, kind)))
+                if kind == "import" and conf == "confirmed" and lang == "python" and (fid, occ[2]) not in aliased:
+                    aliased.add((fid, occ[2]))
+                    out += self._alias_uses(res, sym, fid, path, occ[2])
         out.sort(key=lambda o: (o.ref.path, o.ref.line, o.ref.col))
+        return out
+
+    def _alias_uses(self, res: Resolver, sym: Symbol, fid: int, path: str, scope: str) -> list[Occurrence]:
+        """Uses of ``from m import NAME as ALIAS``: references to the symbol under another name.
+
+        They count for callers and impact; a rename leaves them alone (the import's NAME is the only edit).
+        """
+        out: list[Occurrence] = []
+        binds = res.info(fid).get("binds", {}).get(scope, {})
+        for alias, entries in binds.items():
+            if alias == sym.name or not any(e[1] == "from" and e[3] == sym.name for e in entries):
+                continue
+            row = self.conn.execute("SELECT data FROM refs WHERE file_id=? AND name=?", (fid, alias)).fetchone()
+            for occ in _decode(res, fid, row[0]) if row else ():
+                if occ[4] & (STRING | MODPATH | IMPORT):
+                    continue
+                v = self._bind_occurrence(res, fid, alias, occ)
+                if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
+                    kind = "call" if occ[4] & CALL else "reference"
+                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
+                                                                 "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
         return out
 
     def _classify_other(self, sym: Symbol, path: str, occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
@@ -405,13 +431,9 @@ class Graph:
     # ---- rename ------------------------------------------------------------------------------------------------
 
     def rename_plan(self, symbol: SymbolLike, new: str) -> Plan:
-        from tomo.prism.rename import plan_rename
-
         return plan_rename(self, self.symbol(symbol), new)
 
     def apply(self, plan: Plan, include_ambiguous: bool = False) -> Applied:
-        from tomo.prism.rename import apply_plan
-
         applied = apply_plan(self.root, plan, include_ambiguous)
         self.refresh()
         return applied

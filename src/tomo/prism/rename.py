@@ -19,6 +19,8 @@ from tomo.prism.indexer import file_hash
 from tomo.prism.model import Applied, Conflict, Edit, Plan, Symbol
 from tomo.prism.resolve import Resolver
 
+ALIAS_REASON = "via import alias"  # a confirmed use spelled with another name: never an edit
+
 if TYPE_CHECKING:
     from tomo.prism.graph import Graph, Occurrence
 
@@ -37,6 +39,8 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     covered: set[tuple[str, int, int]] = set()
     for o in occs:
         r = o.ref
+        if r.reason.startswith(ALIAS_REASON):
+            continue  # spelled with the alias: nothing to edit there
         covered.add((r.path, r.line, r.col))
         edits.append(Edit(r.path, r.line, r.col, sym.name, new, r.confidence, r.reason))
     conflicts = _conflicts(graph, sym, new, occs) if sym.language == "python" else []

@@ -14,6 +14,7 @@ costs a handful of blob decodes.
 
 from __future__ import annotations
 
+import functools
 import marshal
 import sqlite3
 from typing import Any
@@ -265,7 +266,7 @@ class Resolver:
         finally:
             self._stack.discard(key)
 
-    def _eval_ops(self, fid: int, scope: str, ops: list[tuple[str, str]], line: int, depth: int) -> Value:
+    def _eval_ops(self, fid: int, scope: str, ops: tuple[tuple[str, str], ...], line: int, depth: int) -> Value:
         head = ops[0]
         if head[0] != "name":
             return None
@@ -510,7 +511,8 @@ def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     return best if best is not None else entries[0]
 
 
-def _parse(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=65536)
+def _parse(text: str) -> tuple[tuple[str, str], ...]:
     """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape."""
     ops: list[tuple[str, str]] = []
     i, n = 0, len(text)
@@ -522,7 +524,7 @@ def _parse(text: str) -> list[tuple[str, str]]:
             while j < n and (text[j].isalnum() or text[j] == "_"):
                 j += 1
             if j == i or text[i].isdigit():
-                return []
+                return ()
             ops.append(("name" if not ops else "attr", text[i:j]))
             i = j
             expect_name = False
@@ -541,9 +543,9 @@ def _parse(text: str) -> list[tuple[str, str]]:
                         break
                 j += 1
             if j >= n or text[j] != close:
-                return []
+                return ()
             ops.append(("call" if c == "(" else "sub", ""))
             i = j + 1
         else:
-            return []
-    return [] if expect_name else ops
+            return ()
+    return () if expect_name else tuple(ops)

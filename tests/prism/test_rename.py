@@ -172,6 +172,8 @@ def test_invalid_new_name_is_refused(tmp_path: Path) -> None:
             g.rename_plan("shop.cart.quick", "not-valid")
         with pytest.raises(PrismError, match="not a valid identifier"):
             g.rename_plan("shop.cart.quick", "class")
+        with pytest.raises(PrismError, match="is a module"):
+            g.rename_plan("shop.cart", "basket")
 
 
 def test_aliased_uses_count_as_callers_but_are_not_edited(tmp_path: Path) -> None:

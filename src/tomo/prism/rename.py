@@ -31,6 +31,9 @@ _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "env", "ta
 def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     if not new.isidentifier() or keyword.iskeyword(new):
         raise PrismError(f"`{new}` is not a valid identifier", hint="pass a name like new_name (letters, digits, _)")
+    if sym.kind == "module":
+        raise PrismError(f"`{sym.qualname}` is a module: renaming it means moving {sym.path}, which prism does not do",
+                         hint="move the file yourself, then rename the imports (tomo graph refs shows them)")
     if new == sym.name:
         raise PrismError(f"`{sym.qualname}` is already named `{new}`", hint="pass a different new name")
     graph.refresh()

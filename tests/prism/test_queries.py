@@ -97,3 +97,12 @@ def test_impact_is_transitive_and_marks_tests(graph: Graph) -> None:
     assert got == [("app.models.User.save", 1, False), ("app.service.register", 2, False),
                    ("app.service.admin", 3, False), ("tests.test_service", 4, True),
                    ("tests.test_service.test_admin", 4, True)]
+
+
+def test_impact_of_a_constructor_includes_instantiations(graph: Graph) -> None:
+    (graph.root / "app/models.py").write_text((graph.root / "app/models.py").read_text()
+                                              + "\n\nclass Box:\n    def __init__(self):\n        self.n = 0\n")
+    (graph.root / "app/box_user.py").write_text("from app.models import Box\n\n\ndef make():\n    return Box()\n")
+    graph.refresh()
+    assert [(i.symbol.qualname, i.via) for i in graph.impact("app.models.Box.__init__")] == [
+        ("app.box_user.make", "call")]

@@ -192,9 +192,10 @@ class Graph:
         """Every place that refers to ``symbol`` (its definition included), confirmed or ambiguous with a reason."""
         return [o.ref for o in self.occurrences(symbol)]
 
-    def occurrences(self, symbol: SymbolLike) -> list[Occurrence]:
+    def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
+        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
         sym = self.symbol(symbol)
-        res = Resolver(self.conn)
+        res = resolver or Resolver(self.conn)
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
@@ -401,17 +402,24 @@ class Graph:
         return None
 
     def impact(self, symbol: SymbolLike, max_depth: int = 4, limit: int = 500) -> list[ImpactItem]:
-        """What may break if ``symbol`` changes: transitive callers and importers, tests marked."""
+        """What may break if ``symbol`` changes: transitive callers and importers, tests marked.
+
+        Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
+        """
         sym = self.symbol(symbol)
+        res = Resolver(self.conn)
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]
         for depth in range(1, max_depth + 1):
             nxt: list[tuple[Symbol, Confidence]] = []
             for s, conf in frontier:
-                if s.kind == "module":
+                if s.kind == "module" or conf != "confirmed":
                     continue
-                for o in self.occurrences(s):
+                uses = self.occurrences(s, res)
+                if s.name == "__init__" and s.kind == "method":  # a constructor changes with every instantiation
+                    uses += [o for o in self.occurrences(s.qualname.rsplit(".", 1)[0], res) if o.ref.kind == "call"]
+                for o in uses:
                     if o.ref.kind not in ("call", "import", "reference"):
                         continue
                     via = o.ref.kind if o.ref.kind in ("import", "call") else "reference"

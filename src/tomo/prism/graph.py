@@ -224,7 +224,7 @@ class Graph:
         They count for callers and impact; a rename leaves them alone (the import's NAME is the only edit).
         """
         out: list[Occurrence] = []
-        binds = res.info(fid).get("binds", {}).get(scope, {})
+        binds = res.info(fid).binds(scope)
         for alias, entries in binds.items():
             if alias == sym.name or not any(e[1] == "from" and e[3] == sym.name for e in entries):
                 continue
@@ -475,7 +475,7 @@ def _dotted_target(res: Resolver, text: str, name: str) -> str | None:
 
 def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
     """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
-    scopes = res.info(fid).get("scopes") or [""]
+    scopes = res.info(fid).scopes
     return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
 
 

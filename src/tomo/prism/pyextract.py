@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import marshal
 import operator
 import re
 from typing import Any
@@ -551,16 +552,18 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         refs.setdefault(name, []).append((line, col, sidx.get(scope, 0), recv, flags))
 
     info = {
+        # scopes as parallel lists (qualname, kind, parent index): each qualname is stored once
         "scopes": scope_list,
+        "skind": [kind_of_scope.get(q, "module") for q in scope_list],
+        "sparent": [sidx.get(parent_of_scope[q], 0) if q in parent_of_scope else -1 for q in scope_list],
+        # bindings per scope, each marshalled on its own: a query decodes only the scopes it looks into
+        "binds": {scope: marshal.dumps(b) for scope, b in binds.items()},
         "fixtures": fixtures,
         "globals": {k: sorted(v) for k, v in globals_in.items()},
-        "binds": binds,
         "narrow": narrow,
         "all": all_names,
         "returns": returns,
         "yields": yields,
-        "parents": parent_of_scope,
-        "kinds": kind_of_scope,
     }
     return {"defs": defs, "refs": refs, "info": info, "error": error}
 

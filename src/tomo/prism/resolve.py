@@ -25,10 +25,36 @@ _MAX_DEPTH = 12
 _PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "functional.cached_property")
 
 
+class FileInfo:
+    """One file's stored facts, decoded lazily: the scope table up front, each scope's bindings on first use."""
+
+    __slots__ = ("_binds", "kinds", "parents", "raw", "scopes")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.scopes: list[str] = raw.get("scopes") or [""]
+        skind, spar = raw.get("skind"), raw.get("sparent")
+        self.kinds: dict[str, str] = dict(zip(self.scopes, skind, strict=False)) if skind else {self.scopes[0]: "module"}
+        self.parents: dict[str, str] = (
+            {q: self.scopes[p] for q, p in zip(self.scopes, spar, strict=False) if p >= 0} if spar else {})
+        self._binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+
+    def binds(self, scope: str) -> dict[str, list[tuple[Any, ...]]]:
+        got = self._binds.get(scope)
+        if got is None:
+            blob = self.raw.get("binds", {}).get(scope)
+            got = marshal.loads(blob) if blob else {}
+            self._binds[scope] = got
+        return got
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+
 class Resolver:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._info: dict[int, dict[str, Any]] = {}
+        self._info: dict[int, FileInfo] = {}
         self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
         self._mod: dict[str, int | None] = {}
         self._def: dict[str, tuple[Any, ...] | None] = {}
@@ -39,11 +65,11 @@ class Resolver:
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
-    def info(self, fid: int) -> dict[str, Any]:
+    def info(self, fid: int) -> FileInfo:
         got = self._info.get(fid)
         if got is None:
             row = self.conn.execute("SELECT info FROM files WHERE id=?", (fid,)).fetchone()
-            got = marshal.loads(row[0]) if row and row[0] else {}
+            got = FileInfo(marshal.loads(row[0]) if row and row[0] else {})
             self._info[fid] = got
         return got
 
@@ -133,9 +159,8 @@ class Resolver:
     def lookup(self, fid: int, scope: str, name: str, line: int) -> Value:
         """What ``name`` is bound to at ``line`` inside ``scope`` (LEGB; class bodies are skipped from methods)."""
         info = self.info(fid)
-        binds = info.get("binds", {})
-        kinds = info.get("kinds", {})
-        parents = info.get("parents", {})
+        kinds = info.kinds
+        parents = info.parents
         s: str | None = scope
         first = True
         if name in info.get("globals", {}).get(scope, ()):
@@ -143,7 +168,7 @@ class Resolver:
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":
-                entries = binds.get(s, {}).get(name)
+                entries = info.binds(s).get(name)
                 if entries:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
@@ -154,7 +179,7 @@ class Resolver:
                 break
             s = parents.get(s, self.module_name(fid))
         module = self.module_name(fid)
-        for entry in binds.get(module, {}).get("*", []):
+        for entry in info.binds(module).get("*", []):
             v = self.attribute(("mod", entry[2]), name)
             if v is not None:
                 return v
@@ -162,7 +187,7 @@ class Resolver:
             return ("builtin", name)
         return None
 
-    def _narrowed(self, fid: int, info: dict[str, Any], scope: str, name: str, line: int) -> Value:
+    def _narrowed(self, fid: int, info: FileInfo, scope: str, name: str, line: int) -> Value:
         for s, var, typ, start, end in info.get("narrow", ()):
             if s == scope and var == name and start <= line <= end:
                 v = self.eval(fid, scope, typ, start)
@@ -181,7 +206,7 @@ class Resolver:
             return self.attribute(self._module_value(a), b)
         if kind == "assign" or kind == "attr":
             info = self.info(fid)
-            if info.get("kinds", {}).get(scope, "module") in ("module", "class"):
+            if info.kinds.get(scope, "module") in ("module", "class"):
                 q = f"{scope}.{name}"
                 if self.definition(q) is not None:
                     return ("def", q)
@@ -199,8 +224,8 @@ class Resolver:
         if ann:
             return self.type_of_annotation(fid, self._parent(fid, scope), ann, 0)
         info = self.info(fid)
-        if idx == 0 and info.get("kinds", {}).get(scope) == "method":
-            cls = info["parents"][scope]
+        if idx == 0 and info.kinds.get(scope) == "method":
+            cls = info.parents[scope]
             d = self.definition(scope)
             decs = d[8].get("decorators", []) if d else []
             if "staticmethod" in decs:
@@ -211,7 +236,7 @@ class Resolver:
         return self.fixture(fid, name, scope)
 
     def _parent(self, fid: int, scope: str) -> str:
-        return self.info(fid).get("parents", {}).get(scope, self.module_name(fid))
+        return self.info(fid).parents.get(scope, self.module_name(fid))
 
     # ---- pytest fixtures -------------------------------------------------------------------------------------------
 
@@ -292,7 +317,7 @@ class Resolver:
 
     def _enclosing_class(self, fid: int, scope: str) -> str | None:
         info = self.info(fid)
-        kinds, parents = info.get("kinds", {}), info.get("parents", {})
+        kinds, parents = info.kinds, info.parents
         s: str | None = scope
         while s is not None and kinds.get(s, "module") != "module":
             if kinds.get(s) == "class":
@@ -335,7 +360,7 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
-        for entry in info.get("binds", {}).get(cls, {}).get(name, []):
+        for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
             if entry[3]:
@@ -347,9 +372,9 @@ class Resolver:
                     return v
         return None
 
-    def _method_at(self, info: dict[str, Any], cls: str, line: int) -> str | None:
-        for q, parent in info.get("parents", {}).items():
-            if parent == cls and info["kinds"].get(q) == "method":
+    def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
+        for q, parent in info.parents.items():
+            if parent == cls and info.kinds.get(q) == "method":
                 d = self.definition(q)
                 if d is not None and d[4] <= line <= d[6]:
                     return q
@@ -387,7 +412,7 @@ class Resolver:
             fid = self.module_file(value[1])
             module = self.module_name(fid) if fid is not None else value[1]
             if fid is not None:
-                binds = self.info(fid).get("binds", {}).get(module, {})
+                binds = self.info(fid).binds(module)
                 entries = binds.get(attr)
                 if entries:
                     key = ("attr", module, attr)

@@ -34,7 +34,8 @@ class FileInfo:
         self.raw = raw
         self.scopes: list[str] = raw.get("scopes") or [""]
         skind, spar = raw.get("skind"), raw.get("sparent")
-        self.kinds: dict[str, str] = dict(zip(self.scopes, skind, strict=False)) if skind else {self.scopes[0]: "module"}
+        self.kinds: dict[str, str] = (
+            dict(zip(self.scopes, skind, strict=False)) if skind else {self.scopes[0]: "module"})
         self.parents: dict[str, str] = (
             {q: self.scopes[p] for q, p in zip(self.scopes, spar, strict=False) if p >= 0} if spar else {})
         self._binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}

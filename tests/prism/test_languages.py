@@ -87,3 +87,15 @@ def test_rename_in_other_languages_is_all_ambiguous_but_the_definition(tmp_path:
         g.apply(plan)
     assert "function assist(x)" in (tmp_path / "web/app.js").read_text()
     assert "helper(2)" in (tmp_path / "web/app.js").read_text()
+
+
+def test_columns_are_characters_not_bytes(tmp_path: Path) -> None:
+    write_project(tmp_path, {"web/i18n.js": "const s = 'héllo'; function greet() {}\nconst t = 'ü'; greet();\n",
+                             "i18n.py": "s = 'héllo'; x = 1\ndef greet():\n    pass\nt = 'ü'; greet()\n"})
+    with Graph.open(tmp_path) as g:
+        assert [(r.line, r.col) for r in g.references("web.i18n.greet")] == [(1, 28), (2, 15)]
+        assert [(r.line, r.col) for r in g.references("i18n.greet")] == [(2, 4), (4, 9)]
+        g.apply(g.rename_plan("web.i18n.greet", "hi"), include_ambiguous=True)
+        g.apply(g.rename_plan("i18n.greet", "hi"))
+    assert (tmp_path / "web/i18n.js").read_text() == "const s = 'héllo'; function hi() {}\nconst t = 'ü'; hi();\n"
+    assert (tmp_path / "i18n.py").read_text() == "s = 'héllo'; x = 1\ndef hi():\n    pass\nt = 'ü'; hi()\n"

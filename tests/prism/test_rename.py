@@ -190,3 +190,16 @@ def test_aliased_uses_count_as_callers_but_are_not_edited(tmp_path: Path) -> Non
         g.apply(plan)
     assert (tmp_path / "lib/use.py").read_text().startswith("from lib.core import evaluate as calc\n")
     assert "return calc()" in (tmp_path / "lib/use.py").read_text()
+
+
+def test_form_feeds_and_crlf_keep_lines_and_bytes_intact(tmp_path: Path) -> None:
+    text = "import os\r\n\x0c\r\ndef helper():\r\n    return os.sep\r\n\r\nx = helper()  # helper\r\n"
+    (tmp_path / "m.py").write_bytes(text.encode())
+    with Graph.open(tmp_path) as g:
+        plan = g.rename_plan("m.helper", "assist")
+        assert [(e.line, e.col, e.confidence) for e in plan.edits] == [
+            (3, 4, "confirmed"), (6, 4, "confirmed"), (6, 16, "ambiguous")]
+        assert g.references("m.helper")[1].text == "x = helper()  # helper"
+        g.apply(plan)
+    assert (tmp_path / "m.py").read_bytes() == text.replace("def helper", "def assist").replace(
+        "x = helper()", "x = assist()").encode()

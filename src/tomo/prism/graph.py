@@ -339,7 +339,8 @@ class Graph:
         lines = self._lines.get(path)
         if lines is None:
             try:
-                lines = (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+                # split on "\n" only, as tree-sitter counts rows (splitlines also breaks at \f, \x1c, \u2028...)
+                lines = (self.root / path).read_bytes().decode("utf-8", "replace").split("\n")
             except OSError:
                 lines = []
             self._lines[path] = lines

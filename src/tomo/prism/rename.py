@@ -95,14 +95,14 @@ def _doc_mentions(graph: Graph, sym: Symbol, new: str, covered: set[tuple[str, i
     py_files = [p for _, p in graph.iter_files("python")]
     for path in py_files + _doc_files(graph.root):
         try:
-            text = (graph.root / path).read_text(encoding="utf-8", errors="replace")
+            text = (graph.root / path).read_bytes().decode("utf-8", "replace")  # no newline translation
         except OSError:
             continue
         if sym.name not in text:
             continue
         is_py = path.endswith((".py", ".pyi"))
         tree = None
-        for i, line in enumerate(text.splitlines(), 1):
+        for i, line in enumerate(text.split("\n"), 1):
             if sym.name not in line:
                 continue
             for m in word.finditer(line):
@@ -168,14 +168,14 @@ def apply_plan(root: Path, plan: Plan, include_ambiguous: bool = False) -> Appli
     new_contents: dict[str, bytes] = {}
     for path, edits in by_file.items():
         text = contents[path].decode("utf-8")
-        lines = text.splitlines(keepends=True)
+        lines = text.split("\n")  # rows as tree-sitter counts them; "\r" stays at the end of its line
         for e in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
             if not 0 < e.line <= len(lines) or lines[e.line - 1][e.col : e.col + len(e.old)] != e.old:
                 raise PrismError(f"{path}:{e.line}:{e.col} does not hold `{e.old}`; nothing was written",
                                  hint="the plan does not match the file; make a new plan")
             ln = lines[e.line - 1]
             lines[e.line - 1] = ln[: e.col] + e.new + ln[e.col + len(e.old) :]
-        new_contents[path] = "".join(lines).encode("utf-8")
+        new_contents[path] = "\n".join(lines).encode("utf-8")
     # 3. write temp files, then move them all into place; undo the moves if one fails
     temps: dict[str, str] = {}
     try:

@@ -167,7 +167,11 @@ def apply_plan(root: Path, plan: Plan, include_ambiguous: bool = False) -> Appli
     # 2. compute every new content before writing anything
     new_contents: dict[str, bytes] = {}
     for path, edits in by_file.items():
-        text = contents[path].decode("utf-8")
+        try:
+            text = contents[path].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PrismError(f"{path} is not valid UTF-8 ({exc.reason} at byte {exc.start}); nothing was written",
+                             hint="re-encode the file as UTF-8, or leave it out of the rename") from exc
         lines = text.split("\n")  # rows as tree-sitter counts them; "\r" stays at the end of its line
         for e in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
             if not 0 < e.line <= len(lines) or lines[e.line - 1][e.col : e.col + len(e.old)] != e.old:

@@ -135,14 +135,15 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     tree = parser.parse(src)
     root = tree.root_node
     caps = QueryCursor(query).captures(root)
-    ascii_src = src.isascii()
-    lines = src.split(b"\n") if not ascii_src else None
+    # columns are characters: only lines with non-ASCII bytes need converting from tree-sitter's byte columns
+    lines = None if src.isascii() else [ln if not ln.isascii() else None for ln in src.split(b"\n")]
 
     def col_of(node: Node) -> int:
         row, col = node.start_point
         if lines is None:
             return col
-        return len(lines[row][:col].decode("utf-8", "replace"))
+        ln = lines[row]
+        return col if ln is None else len(ln[:col].decode("utf-8", "replace"))
 
     error = None
     if root.has_error:

@@ -370,3 +370,34 @@ def test_attributes_and_class_variables(golden) -> None:  # type: ignore[no-unty
                 return other.limit  # refs: ambiguous(untyped receiver)
         """,
     }, "app.box.Box.limit")
+
+
+def test_star_imports_properties_and_nested_classes(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app/__init__.py": "",
+        "app/core.py": core("run"),
+        "app/star.py": """
+            from app.core import *
+
+
+            def f():
+                return Engine("s").run()  # refs: confirmed
+        """,
+        "app/props.py": """
+            from app.core import Engine
+
+
+            class Garage:
+                class Slot:
+                    engine: Engine
+
+                @property
+                def main(self) -> Engine:
+                    return Engine("m")
+
+                def go(self):
+                    self.main.run()  # refs: confirmed
+                    Garage.Slot().engine.run()  # refs: confirmed
+                    self.main().run()  # refs: ambiguous(untyped receiver)
+        """,
+    }, "app.core.Engine.run")

@@ -55,7 +55,11 @@ class Graph:
         path = Path(root).resolve()
         if not path.is_dir():
             raise PrismError(f"cannot index {path}: not a directory", hint="pass --root DIR with an existing directory")
-        conn, fresh = store.connect(path)
+        try:
+            conn, fresh = store.connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise PrismError(f"cannot write the index {store.index_path(path)}: {exc}",
+                             hint="index a directory you can write to, or fix the permissions of its .tomo/") from exc
         stats = indexer.refresh(path, conn, fresh, progress=progress, workers=workers)
         if fresh:
             conn = store.publish(path, conn)

@@ -101,7 +101,8 @@ def _print_stats(stats: IndexStats, seconds: float) -> None:
 
 
 @graph_app.command("symbols")
-def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part of one."), root: Path = RootOpt, as_json: bool = JsonOpt,
+def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part of one."), root: Path = RootOpt,
+                as_json: bool = JsonOpt,
                 limit: int = typer.Option(50, help="Show at most this many.")) -> None:
     """Find definitions by qualified name, dotted suffix or part of the name."""
     with _open(root) as g:

@@ -42,8 +42,8 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     covered: set[tuple[str, int, int]] = set()
     for o in occs:
         r = o.ref
-        if r.reason.startswith(ALIAS_REASON):
-            continue  # spelled with the alias: nothing to edit there
+        if r.reason.startswith(ALIAS_REASON) or (r.path, r.line, r.col) in covered:
+            continue  # spelled with the alias (nothing to edit there), or already planned
         covered.add((r.path, r.line, r.col))
         edits.append(Edit(r.path, r.line, r.col, sym.name, new, r.confidence, r.reason))
     conflicts = _conflicts(graph, sym, new, occs) if sym.language == "python" else []

@@ -112,7 +112,7 @@ def test_inheritance_self_super_cls(golden) -> None:  # type: ignore[no-untyped-
                     return super().start() + 1  # refs: confirmed
 
                 def go(self):
-                    return self.start()
+                    return self.start()  # refs: ambiguous(bound to app.use.Turbo.start)
 
 
             class Plain(Engine):
@@ -141,12 +141,12 @@ def test_inheritance_self_super_cls(golden) -> None:  # type: ignore[no-untyped-
                 with Ctx() as c:
                     c.start()  # refs: confirmed
                 with FastCtx() as fc:
-                    fc.start()
+                    fc.start()  # refs: ambiguous(overrides)
 
 
             def f(e: Engine, t: Turbo, b: Base):
                 e.start()  # refs: confirmed
-                t.start()
+                t.start()  # refs: ambiguous(Turbo.start overrides app.core.Base.start)
                 b.start()  # refs: confirmed
                 Engine.start(e)  # refs: confirmed
         """,

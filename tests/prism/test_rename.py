@@ -203,3 +203,41 @@ def test_form_feeds_and_crlf_keep_lines_and_bytes_intact(tmp_path: Path) -> None
         g.apply(plan)
     assert (tmp_path / "m.py").read_bytes() == text.replace("def helper", "def assist").replace(
         "x = helper()", "x = assist()").encode()
+
+
+HIERARCHY = '''
+class Base:
+    def start(self):
+        return "base"
+
+    def run(self):
+        return self.start()
+
+
+class Turbo(Base):
+    def start(self):
+        return "turbo+" + super().start()
+
+
+def main():
+    t: Turbo = Turbo()
+    b: Base = Base()
+    print(t.run(), b.run(), t.start())
+
+
+main()
+'''
+
+
+def test_overrides_are_offered_together_so_ambiguous_apply_keeps_behaviour(tmp_path: Path) -> None:
+    (tmp_path / "h.py").write_text(HIERARCHY)
+    before = subprocess.run([sys.executable, "h.py"], cwd=tmp_path, capture_output=True, text=True).stdout
+    with Graph.open(tmp_path) as g:
+        plan = g.rename_plan("h.Base.start", "begin")
+        assert {(e.line, e.confidence) for e in plan.edits} == {
+            (3, "confirmed"), (7, "confirmed"), (12, "confirmed"),  # def, self.start(), super().start()
+            (11, "ambiguous"), (18, "ambiguous")}  # Turbo.start and a call bound to it
+        assert all("overrides h.Base.start" in e.reason for e in plan.ambiguous)
+        g.apply(plan, include_ambiguous=True)
+    after = subprocess.run([sys.executable, "h.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert after.returncode == 0 and after.stdout == before == "turbo+base base turbo+base\n"

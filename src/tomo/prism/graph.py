@@ -270,8 +270,10 @@ class Graph:
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind
-        if flags & DEF and sym.kind == "method" and v is not None and v[0] == "def":
-            return self._override(res, sym, v[1])
+        if sym.kind == "method" and v is not None and v[0] in ("def", "prop", "bound"):
+            # the same method name up or down the class hierarchy: renaming one side alone breaks overriding,
+            # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
+            return self._override(res, sym, v[1], kind)
         if v is not None:
             return None  # bound to something else, provably
         if recv is None:
@@ -295,13 +297,19 @@ class Graph:
             return "ambiguous", f"`{recv}` is a {rv[1]} whose bases are not all indexed", kind
         return None
 
-    def _override(self, res: Resolver, sym: Symbol, other: str) -> tuple[Confidence, str, str] | None:
+    def _override(self, res: Resolver, sym: Symbol, other: str, kind: str) -> tuple[Confidence, str, str] | None:
+        """``other``: a method of the same name in a subclass or a base class of ``sym``'s class, or None."""
         owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
+        d = res.definition(other)
+        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] != "method":
+            return None
         if owner in res.mro(other_owner):
-            return "ambiguous", f"overrides {sym.qualname} in subclass {other_owner}", "definition"
-        if other_owner in res.mro(owner):
-            return "ambiguous", f"the base method {other} that {sym.qualname} overrides", "definition"
-        return None
+            relation = f"{other} overrides {sym.qualname}"
+        elif other_owner in res.mro(owner):
+            relation = f"{sym.qualname} overrides {other}"
+        else:
+            return None
+        return "ambiguous", relation if kind == "definition" else f"bound to {other}; {relation}", kind
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ

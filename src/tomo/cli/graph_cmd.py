@@ -23,13 +23,16 @@ from tomo.cli import app
 from tomo.prism import Graph, Plan, Reference
 from tomo.prism.indexer import IndexStats
 
-graph_app = typer.Typer(help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
-                        no_args_is_help=True)
+graph_app = typer.Typer(
+    help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
+    no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 
 console = Console()
 RootOpt = typer.Option(Path("."), "--root", help="Repository root (default: current directory).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
+SymbolArg = typer.Argument(help="A qualified name (pkg.mod.Class.method), a unique dotted suffix, or path:line[:col].")
+NewArg = typer.Argument(help="The new name (a Python identifier).")
 
 
 def _open(root: Path) -> Graph:
@@ -64,7 +67,7 @@ def _conf(c: str) -> str:
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
     t0 = time.perf_counter()
-    if as_json:
+    if as_json or not console.is_terminal:
         g = _open(root)
     else:
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -98,7 +101,8 @@ def _print_stats(stats: IndexStats, seconds: float) -> None:
 
 
 @graph_app.command("symbols")
-def symbols_cmd(query: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part of one."), root: Path = RootOpt,
+                as_json: bool = JsonOpt,
                 limit: int = typer.Option(50, help="Show at most this many.")) -> None:
     """Find definitions by qualified name, dotted suffix or part of the name."""
     with _open(root) as g:
@@ -116,7 +120,7 @@ def symbols_cmd(query: str, root: Path = RootOpt, as_json: bool = JsonOpt,
 
 
 @graph_app.command("def")
-def def_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def def_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Where SYMBOL (qualified name or path:line:col) is defined."""
     with _open(root) as g:
         s = g.definition(symbol)
@@ -136,7 +140,7 @@ def _refs_table(refs: list[Reference]) -> None:
 
 
 @graph_app.command("refs")
-def refs_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def refs_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Every reference to SYMBOL, each confirmed (proven binding) or ambiguous (with the reason)."""
     with _open(root) as g:
         refs = g.references(symbol)
@@ -147,7 +151,7 @@ def refs_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None
 
 
 @graph_app.command("callers")
-def callers_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def callers_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Call sites of SYMBOL and the function that contains each."""
     with _open(root) as g:
         callers = g.callers(symbol)
@@ -162,7 +166,7 @@ def callers_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> N
 
 
 @graph_app.command("callees")
-def callees_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def callees_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Calls made inside SYMBOL, bound to their targets where prism can prove it."""
     with _open(root) as g:
         callees = g.callees(symbol)
@@ -179,7 +183,7 @@ def callees_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> N
 
 
 @graph_app.command("impact")
-def impact_cmd(symbol: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+def impact_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt,
                depth: int = typer.Option(4, help="How many caller levels to follow.")) -> None:
     """What may break if SYMBOL changes: transitive callers and importers, tests marked."""
     with _open(root) as g:
@@ -215,7 +219,7 @@ def _print_plan(plan: Plan) -> None:
 
 
 @graph_app.command("rename-plan")
-def rename_plan_cmd(symbol: str, new: str, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def rename_plan_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     """Every edit a rename of SYMBOL to NEW needs, confirmed or ambiguous, and any name collisions."""
     with _open(root) as g:
         plan = g.rename_plan(symbol, new)
@@ -226,7 +230,7 @@ def rename_plan_cmd(symbol: str, new: str, root: Path = RootOpt, as_json: bool =
 
 
 @graph_app.command("rename")
-def rename_cmd(symbol: str, new: str, root: Path = RootOpt, as_json: bool = JsonOpt,
+def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt, as_json: bool = JsonOpt,
                apply: bool = typer.Option(False, "--apply", help="Write the edits (all files or none)."),
                ambiguous: bool = typer.Option(False, "--ambiguous", help="Also apply the ambiguous edits."),
                force: bool = typer.Option(False, "--force", help="Apply even when the plan reports conflicts."),

@@ -21,7 +21,9 @@ LANGUAGES = {
     ".rs": "rust",
     ".java": "java",
 }
-SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "target", "dist", "build"})
+# vendored and generated code is not the project's: skipping it keeps the index about the code people edit
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "target", "dist", "build",
+                       "vendor"})
 DOC_EXTS = (".md", ".rst", ".txt")
 
 
@@ -57,7 +59,7 @@ def walk(root: str) -> list[SourceFile]:
                         stack.append(f"{rel}/{name}" if rel else name)
                     continue
                 dot = name.rfind(".")
-                if dot < 0 or name[dot:] not in LANGUAGES:
+                if dot < 0 or name[dot:] not in LANGUAGES or name.endswith((".min.js", ".bundle.js")):
                     continue
                 if name == "__init__.py":
                     init_dirs.add(rel)

@@ -21,6 +21,7 @@ from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
+from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value
 
 SymbolLike = str | Symbol
@@ -54,8 +55,14 @@ class Graph:
         path = Path(root).resolve()
         if not path.is_dir():
             raise PrismError(f"cannot index {path}: not a directory", hint="pass --root DIR with an existing directory")
-        conn, fresh = store.connect(path)
+        try:
+            conn, fresh = store.connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise PrismError(f"cannot write the index {store.index_path(path)}: {exc}",
+                             hint="index a directory you can write to, or fix the permissions of its .tomo/") from exc
         stats = indexer.refresh(path, conn, fresh, progress=progress, workers=workers)
+        if fresh:
+            conn = store.publish(path, conn)
         return cls(path, conn, stats)
 
     def refresh(self, progress: Progress | None = None) -> IndexStats:
@@ -159,7 +166,7 @@ class Graph:
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
                         v = self._bind_occurrence(res, frow[0], name, occ)
-                        if v is not None and v[0] in ("def", "prop"):
+                        if v is not None and v[0] in ("def", "prop", "bound"):
                             return self.symbol(v[1])
                         if v is not None and v[0] == "mod":
                             m = self._module_symbol(v[1])
@@ -189,10 +196,12 @@ class Graph:
         """Every place that refers to ``symbol`` (its definition included), confirmed or ambiguous with a reason."""
         return [o.ref for o in self.occurrences(symbol)]
 
-    def occurrences(self, symbol: SymbolLike) -> list[Occurrence]:
+    def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
+        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
         sym = self.symbol(symbol)
-        res = Resolver(self.conn)
+        res = resolver or Resolver(self.conn)
         out: list[Occurrence] = []
+        aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
         for fid, path, lang, blob in self.conn.execute(
                 "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
@@ -207,7 +216,31 @@ class Graph:
                 conf, reason, kind = got
                 out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
                                                              conf, reason, kind)))
+                if kind == "import" and conf == "confirmed" and lang == "python" and (fid, occ[2]) not in aliased:
+                    aliased.add((fid, occ[2]))
+                    out += self._alias_uses(res, sym, fid, path, occ[2])
         out.sort(key=lambda o: (o.ref.path, o.ref.line, o.ref.col))
+        return out
+
+    def _alias_uses(self, res: Resolver, sym: Symbol, fid: int, path: str, scope: str) -> list[Occurrence]:
+        """Uses of ``from m import NAME as ALIAS``: references to the symbol under another name.
+
+        They count for callers and impact; a rename leaves them alone (the import's NAME is the only edit).
+        """
+        out: list[Occurrence] = []
+        binds = res.info(fid).binds(scope)
+        for alias, entries in binds.items():
+            if alias == sym.name or not any(e[1] == "from" and e[3] == sym.name for e in entries):
+                continue
+            row = self.conn.execute("SELECT data FROM refs WHERE file_id=? AND name=?", (fid, alias)).fetchone()
+            for occ in _decode(res, fid, row[0]) if row else ():
+                if occ[4] & (STRING | MODPATH | IMPORT):
+                    continue
+                v = self._bind_occurrence(res, fid, alias, occ)
+                if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
+                    kind = "call" if occ[4] & CALL else "reference"
+                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
+                                                                 "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
         return out
 
     def _classify_other(self, sym: Symbol, path: str, occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
@@ -233,12 +266,14 @@ class Graph:
             mod = f"{recv}.{sym.name}" if recv else sym.name
             return ("confirmed", "", kind) if mod == target else None
         v = self._bind_occurrence(res, fid, sym.name, occ)
-        if v is not None and v[0] in ("def", "prop") and v[1] == target:
+        if v is not None and v[0] in ("def", "prop", "bound") and v[1] == target:
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind
-        if flags & DEF and sym.kind == "method" and v is not None and v[0] == "def":
-            return self._override(res, sym, v[1])
+        if sym.kind == "method" and v is not None and v[0] in ("def", "prop", "bound"):
+            # the same method name up or down the class hierarchy: renaming one side alone breaks overriding,
+            # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
+            return self._override(res, sym, v[1], kind)
         if v is not None:
             return None  # bound to something else, provably
         if recv is None:
@@ -254,19 +289,27 @@ class Graph:
             return None
         if rv[0] == "inst" and sym.kind in ("method", "attribute", "variable"):
             owner = sym.qualname.rsplit(".", 1)[0]
+            if res.member(rv[1], "__getattr__") is not None:
+                return "ambiguous", f"`{recv}` is a {rv[1]} that forwards attributes (__getattr__)", kind
             if owner in res.mro(rv[1]) or not res.has_unknown_base(rv[1]):
                 # the receiver's class is fully known and lacks the name, or would have found it: dynamic at most
                 return "ambiguous", f"`{recv}` is a {rv[1]} that has no `{sym.name}`", kind
             return "ambiguous", f"`{recv}` is a {rv[1]} whose bases are not all indexed", kind
         return None
 
-    def _override(self, res: Resolver, sym: Symbol, other: str) -> tuple[Confidence, str, str] | None:
+    def _override(self, res: Resolver, sym: Symbol, other: str, kind: str) -> tuple[Confidence, str, str] | None:
+        """``other``: a method of the same name in a subclass or a base class of ``sym``'s class, or None."""
         owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
+        d = res.definition(other)
+        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] != "method":
+            return None
         if owner in res.mro(other_owner):
-            return "ambiguous", f"overrides {sym.qualname} in subclass {other_owner}", "definition"
-        if other_owner in res.mro(owner):
-            return "ambiguous", f"the base method {other} that {sym.qualname} overrides", "definition"
-        return None
+            relation = f"{other} overrides {sym.qualname}"
+        elif other_owner in res.mro(owner):
+            relation = f"{sym.qualname} overrides {other}"
+        else:
+            return None
+        return "ambiguous", relation if kind == "definition" else f"bound to {other}; {relation}", kind
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ
@@ -291,8 +334,10 @@ class Graph:
             if v is not None and v[0] == "def" and v[1] == sym.qualname:
                 return "confirmed", "", "string"
             return None if v is not None else ("ambiguous", "__all__ entry", "string")
-        if "." in text and not text.endswith(sym.name) and not text.startswith(sym.name + "."):
-            pass
+        if "." in text:
+            target = _dotted_target(res, text, sym.name)
+            if target is not None and target != sym.qualname:
+                return None  # a dotted path that provably names something else ("pkg.mod.Other.name")
         fn = ctx.rsplit(".", 1)[-1]
         if fn in ("getattr", "hasattr", "setattr", "delattr"):
             return "ambiguous", "getattr string", "string"
@@ -306,7 +351,8 @@ class Graph:
         lines = self._lines.get(path)
         if lines is None:
             try:
-                lines = (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+                # split on "\n" only, as tree-sitter counts rows (splitlines also breaks at \f, \x1c, \u2028...)
+                lines = (self.root / path).read_bytes().decode("utf-8", "replace").split("\n")
             except OSError:
                 lines = []
             self._lines[path] = lines
@@ -361,7 +407,7 @@ class Graph:
     def _value_symbol(self, v: Value) -> Symbol | None:
         if v is None:
             return None
-        if v[0] in ("def", "prop"):
+        if v[0] in ("def", "prop", "bound"):
             row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=?", (v[1],)).fetchone()
             return _symbol(row) if row else None
         if v[0] == "mod":
@@ -369,20 +415,27 @@ class Graph:
         return None
 
     def impact(self, symbol: SymbolLike, max_depth: int = 4, limit: int = 500) -> list[ImpactItem]:
-        """What may break if ``symbol`` changes: transitive callers and importers, tests marked."""
+        """What may break if ``symbol`` changes: transitive callers and importers, tests marked.
+
+        Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
+        """
         sym = self.symbol(symbol)
+        res = Resolver(self.conn)
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]
         for depth in range(1, max_depth + 1):
             nxt: list[tuple[Symbol, Confidence]] = []
             for s, conf in frontier:
-                if s.kind == "module":
+                if s.kind == "module" or conf != "confirmed":
                     continue
-                for o in self.occurrences(s):
+                uses = self.occurrences(s, res)
+                if s.name == "__init__" and s.kind == "method":  # a constructor changes with every instantiation
+                    uses += [o for o in self.occurrences(s.qualname.rsplit(".", 1)[0], res) if o.ref.kind == "call"]
+                for o in uses:
                     if o.ref.kind not in ("call", "import", "reference"):
                         continue
-                    via = "import" if o.ref.kind == "import" else "call"
+                    via = o.ref.kind if o.ref.kind in ("import", "call") else "reference"
                     owner = self._scope_symbol(o.file_id, o.scope, o.ref.path)
                     if owner.qualname in seen:
                         continue
@@ -399,13 +452,9 @@ class Graph:
     # ---- rename ------------------------------------------------------------------------------------------------
 
     def rename_plan(self, symbol: SymbolLike, new: str) -> Plan:
-        from tomo.prism.rename import plan_rename
-
         return plan_rename(self, self.symbol(symbol), new)
 
     def apply(self, plan: Plan, include_ambiguous: bool = False) -> Applied:
-        from tomo.prism.rename import apply_plan
-
         applied = apply_plan(self.root, plan, include_ambiguous)
         self.refresh()
         return applied
@@ -419,9 +468,27 @@ _DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_
                " FROM defs d JOIN files f ON f.id=d.file_id")
 
 
+def _dotted_target(res: Resolver, text: str, name: str) -> str | None:
+    """The qualified name a dotted string like "pkg.mod.Class.name" resolves to, or None if it cannot say."""
+    parts = text.replace(":", ".").split(".")
+    if name not in parts:
+        return None
+    parts = parts[: parts.index(name) + 1]
+    for k in range(len(parts) - 1, 0, -1):
+        v: Value = res._module_value(".".join(parts[:k]))
+        if v is None or v[0] != "mod":
+            continue
+        for attr in parts[k:]:
+            v = res.attribute(res.type_of(v), attr)
+            if v is None:
+                return None
+        return v[1] if v[0] in ("def", "prop", "bound", "mod") else None
+    return None
+
+
 def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
     """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
-    scopes = res.info(fid).get("scopes") or [""]
+    scopes = res.info(fid).scopes
     return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
 
 

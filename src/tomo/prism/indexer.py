@@ -10,6 +10,7 @@ import hashlib
 import marshal
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -144,7 +145,12 @@ def _parse_all(root: str, todo: list[SourceFile], workers: int | None) -> Iterat
     # big files first so the last chunk is not one huge file on one core; chunks keep IPC overhead low
     order = sorted(todo, key=lambda f: -f.size)
     chunks = [(root, order[i : i + CHUNK]) for i in range(0, len(order), CHUNK)]
-    method = "fork" if "fork" in _start_methods() else "spawn"
+    # fork is fastest, but forking a process that runs other threads (a web server, an MCP host) can deadlock
+    methods = _start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        method = "fork"
+    else:
+        method = "forkserver" if "forkserver" in methods else "spawn"
     with ProcessPoolExecutor(max_workers=n, mp_context=get_context(method)) as pool:
         for batch in pool.map(_parse_chunk, chunks):
             yield from batch

@@ -57,7 +57,7 @@ class Callee:
 class ImpactItem:
     symbol: Symbol
     depth: int
-    via: str  # "call" | "import"
+    via: str  # "call" | "import" | "reference" (used without a call, e.g. passed as a callback)
     is_test: bool
     confidence: Confidence
 

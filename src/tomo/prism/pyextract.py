@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import marshal
 import operator
 import re
 from typing import Any
@@ -29,8 +30,10 @@ ALL = 32  # a string inside ``__all__``
 _start_byte = operator.attrgetter("start_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
-_IDENT_STRING = re.compile(r"^[A-Za-z_][\w.:]*$")
+_SELF_CLS = (b"self", b"cls")
+_IDENT_BYTES = re.compile(rb"[A-Za-z_][\w.:]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_FIXTURE_NAME = re.compile(r"\bname\s*=\s*[\"'](\w+)[\"']")
 
 _QUERY = """
 (class_definition name: (identifier) @class.name) @class
@@ -54,22 +57,21 @@ _QUERY = """
 (if_statement condition: (call function: (identifier) arguments: (argument_list . (identifier) . (_))) @nar.call)
 (assert_statement (call function: (identifier) arguments: (argument_list . (identifier) . (_))) @nar.call)
 (string_content) @str
+(identifier) @id
 """
 
 _lang: Language | None = None
 _parser: Parser | None = None
 _query: Query | None = None
-_id_query: Query | None = None
 
 
-def _setup() -> tuple[Parser, Query, Query]:
-    global _lang, _parser, _query, _id_query
-    if _parser is None or _query is None or _id_query is None:
+def _setup() -> tuple[Parser, Query]:
+    global _lang, _parser, _query
+    if _parser is None or _query is None:
         _lang = Language(tsp.language())
         _parser = Parser(_lang)
-        _query = Query(_lang, _QUERY)
-        _id_query = Query(_lang, "(identifier) @id")  # alone, so captures come in source order
-    return _parser, _query, _id_query
+        _query = Query(_lang, _QUERY)  # one query, one traversal: captures for every fact at once
+    return _parser, _query
 
 
 def _text(src: bytes, node: Node) -> str:
@@ -79,9 +81,23 @@ def _text(src: bytes, node: Node) -> str:
 def _short(src: bytes, node: Node | None) -> str | None:
     if node is None:
         return None
-    if node.end_byte - node.start_byte > MAX_TEXT:
+    a, b = node.start_byte, node.end_byte
+    if b - a > MAX_TEXT:
         return "?"
-    return " ".join(_text(src, node).split())
+    t = src[a:b].decode("utf-8", "replace")
+    return " ".join(t.split()) if "\n" in t else t
+
+
+def _value(src: bytes, node: Node | None) -> str | None:
+    """Like _short, but a long call keeps its callee (``Foo(<many lines>)`` -> ``Foo()``): enough to type it."""
+    if node is None:
+        return None
+    if node.end_byte - node.start_byte <= MAX_TEXT:
+        return _short(src, node)
+    if node.type == "call":
+        fn = _short(src, node.child_by_field_name("function"))
+        return f"{fn}()" if fn and fn != "?" else "?"
+    return "?"
 
 
 def _targets(node: Node, out: list[Node]) -> None:
@@ -115,18 +131,19 @@ def resolve_relative(module: str, is_pkg: bool, level: int, name: str) -> str:
 
 def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
-    parser, query, id_query = _setup()
+    parser, query = _setup()
     tree = parser.parse(src)
     root = tree.root_node
     caps = QueryCursor(query).captures(root)
-    ascii_src = src.isascii()
-    lines = src.split(b"\n") if not ascii_src else None
+    # columns are characters: only lines with non-ASCII bytes need converting from tree-sitter's byte columns
+    lines = None if src.isascii() else [ln if not ln.isascii() else None for ln in src.split(b"\n")]
 
     def col_of(node: Node) -> int:
         row, col = node.start_point
         if lines is None:
             return col
-        return len(lines[row][:col].decode("utf-8", "replace"))
+        ln = lines[row]
+        return col if ln is None else len(ln[:col].decode("utf-8", "replace"))
 
     error = None
     if root.has_error:
@@ -201,6 +218,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             i -= 1
         return module
 
+    fixtures: dict[str, list[str]] = {}  # pytest fixture name -> the functions that provide it
     # ---- decorators --------------------------------------------------------------------------------------------
     for n in caps.get("decorated", []):
         target = n.child_by_field_name("definition")
@@ -212,6 +230,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         decs = [_short(src, d.named_children[0]) if d.named_children else "" for d in n.named_children
                 if d.type == "decorator"]
         def_index[dq][7]["decorators"] = decs
+        for dec in decs:
+            if dec and dec.split("(")[0].endswith("fixture"):
+                m = _FIXTURE_NAME.search(dec)
+                fixtures.setdefault(m.group(1) if m else def_index[dq][1], []).append(dq)
         # a decorated definition's start line is the decorator's; keep the def line (where the name is)
 
     # ---- bindings per scope ----------------------------------------------------------------------------------
@@ -251,13 +273,14 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 nm = p.named_children[0] if p.named_children else None
                 ann = _short(src, p.child_by_field_name("type"))
                 if nm is not None and nm.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                    ann = "tuple" if nm.type == "list_splat_pattern" else "dict"  # *args / **kwargs
                     nm = nm.named_children[0] if nm.named_children else None
-                    ann = None
             elif t in ("default_parameter", "typed_default_parameter"):
                 nm = p.child_by_field_name("name")
                 ann = _short(src, p.child_by_field_name("type"))
             elif t in ("list_splat_pattern", "dictionary_splat_pattern"):
                 nm = p.named_children[0] if p.named_children else None
+                ann = "tuple" if t == "list_splat_pattern" else "dict"  # *args / **kwargs
             else:
                 continue
             if nm is None or nm.type != "identifier":
@@ -332,7 +355,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     # attributes: receiver text
     for a in caps.get("attr.name", []):
         r = a.prev_named_sibling
-        ref_recv[a.start_byte] = (_short(src, r) or "?") if r is not None else "?"
+        ref_recv[a.start_byte] = (_value(src, r) or "?") if r is not None else "?"
 
     for n in caps.get("kwarg", []):
         skip_ids.add(n.start_byte)
@@ -355,7 +378,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         right = n.child_by_field_name("right")
         typ = n.child_by_field_name("type")
         line = n.start_point[0] + 1
-        rtext = _short(src, right)
+        rtext = _value(src, right)
         ttext = _short(src, typ)
         skind = kind_of_scope.get(scope, "module")
         if left.type == "identifier":
@@ -397,8 +420,15 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         scope = scope_at(n.start_byte)
         tl = []
         _targets(n, tl)
+        rhs = None
+        ap = n.parent
+        if ap is not None and ap.type == "as_pattern" and ap.parent is not None and ap.parent.type == "with_item":
+            # `with X() as x`: x is what X().__enter__() returns (usually the object itself)
+            value = _value(src, ap.named_children[0]) if ap.named_children else None
+            if value and value != "?" and len(tl) == 1:
+                rhs = f"{value}.__enter__()"
         for tn in tl:
-            bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", None, None)
+            bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
 
     globals_in: dict[str, set[str]] = {}
     for n in caps.get("global", []):
@@ -411,12 +441,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     returns: dict[str, list[tuple[int, str]]] = {}
     for n in caps.get("ret", []):
         scope = scope_at(n.start_byte)
-        t = _short(src, n)
+        t = _value(src, n)
         if t and t != "?":
             returns.setdefault(scope, []).append((n.start_point[0] + 1, t))
     yields: dict[str, list[tuple[int, str]]] = {}
     for n in caps.get("yld", []):
-        t = _short(src, n)
+        t = _value(src, n)
         if t and t != "?":
             yields.setdefault(scope_at(n.start_byte), []).append((n.start_point[0] + 1, t))
 
@@ -444,11 +474,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     # ---- identifier-like strings -------------------------------------------------------------------------------
     for n in caps.get("str", []):
-        if n.end_byte - n.start_byte > 120:
+        sa, sb = n.start_byte, n.end_byte
+        if sb - sa > 120 or not _IDENT_BYTES.fullmatch(src, sa, sb):
             continue
-        s = _text(src, n)
-        if not _IDENT_STRING.match(s):
-            continue
+        s = src[sa:sb].decode("utf-8", "replace")
         # context: string_content < string < (argument_list < call) | list/tuple < assignment(__all__)
         ctx = ""
         flags = STRING
@@ -482,12 +511,16 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     si = 0
     nscopes = len(scopes)
     sstack: list[tuple[int, int, str, str]] = []
-    ids = QueryCursor(id_query).captures(root).get("id", [])
-    ids.sort(key=_start_byte)
+    ids = caps.get("id", [])
+    ids.sort(key=_start_byte)  # captures do not come in source order; the scope sweep needs it
     for n in ids:
         b = n.start_byte
         if b in skip_ids:
             continue
+        e = n.end_byte
+        recv = ref_recv.get(b)
+        if recv is None and e - b <= 4 and src[b:e] in _SELF_CLS and b not in ref_flags:
+            continue  # the receiver parameter itself: by far the most common name, never a reference
         # advance the scope sweep (identifiers come in source order)
         while si < nscopes and scopes[si][0] <= b:
             while sstack and sstack[-1][1] <= scopes[si][0]:
@@ -498,8 +531,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             sstack.pop()
         scope = sstack[-1][2] if sstack else module
         flags = ref_flags.get(b, 0)
-        name = src[b : n.end_byte].decode("utf-8", "replace")
-        recv = ref_recv.get(b)
+        name = src[b:e].decode("utf-8", "replace")
         if b in name_scope:
             scope = name_scope[b]
         if recv is None and not flags & DEF:
@@ -521,14 +553,18 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         refs.setdefault(name, []).append((line, col, sidx.get(scope, 0), recv, flags))
 
     info = {
+        # scopes as parallel lists (qualname, kind, parent index): each qualname is stored once
         "scopes": scope_list,
-        "binds": binds,
+        "skind": [kind_of_scope.get(q, "module") for q in scope_list],
+        "sparent": [sidx.get(parent_of_scope[q], 0) if q in parent_of_scope else -1 for q in scope_list],
+        # bindings per scope, each marshalled on its own: a query decodes only the scopes it looks into
+        "binds": {scope: marshal.dumps(b) for scope, b in binds.items()},
+        "fixtures": fixtures,
+        "globals": {k: sorted(v) for k, v in globals_in.items()},
         "narrow": narrow,
         "all": all_names,
         "returns": returns,
         "yields": yields,
-        "parents": parent_of_scope,
-        "kinds": kind_of_scope,
     }
     return {"defs": defs, "refs": refs, "info": info, "error": error}
 

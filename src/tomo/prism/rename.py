@@ -19,6 +19,8 @@ from tomo.prism.indexer import file_hash
 from tomo.prism.model import Applied, Conflict, Edit, Plan, Symbol
 from tomo.prism.resolve import Resolver
 
+ALIAS_REASON = "via import alias"  # a confirmed use spelled with another name: never an edit
+
 if TYPE_CHECKING:
     from tomo.prism.graph import Graph, Occurrence
 
@@ -29,6 +31,9 @@ _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "env", "ta
 def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     if not new.isidentifier() or keyword.iskeyword(new):
         raise PrismError(f"`{new}` is not a valid identifier", hint="pass a name like new_name (letters, digits, _)")
+    if sym.kind == "module":
+        raise PrismError(f"`{sym.qualname}` is a module: renaming it means moving {sym.path}, which prism does not do",
+                         hint="move the file yourself, then rename the imports (tomo graph refs shows them)")
     if new == sym.name:
         raise PrismError(f"`{sym.qualname}` is already named `{new}`", hint="pass a different new name")
     graph.refresh()
@@ -37,6 +42,8 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     covered: set[tuple[str, int, int]] = set()
     for o in occs:
         r = o.ref
+        if r.reason.startswith(ALIAS_REASON) or (r.path, r.line, r.col) in covered:
+            continue  # spelled with the alias (nothing to edit there), or already planned
         covered.add((r.path, r.line, r.col))
         edits.append(Edit(r.path, r.line, r.col, sym.name, new, r.confidence, r.reason))
     conflicts = _conflicts(graph, sym, new, occs) if sym.language == "python" else []
@@ -61,13 +68,15 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
             existing = res.definition(m) if m else None
     if existing is not None:
         fpath = res.file(existing[0])[0]
-        out.append(Conflict(fpath, existing[4], existing[5], f"`{existing[1]}` already exists as {existing[3]}"
-                                                            f" {existing[1]!s} in {owner}"))
+        out.append(Conflict(fpath, existing[4], existing[5],
+                            f"`{new}` already exists in {owner}: the {existing[3]} {existing[1]}"))
         seen.add((fpath, existing[4], existing[5]))
     for o in occs:
         r = o.ref
         if r.confidence != "confirmed" or r.kind == "string":
             continue
+        if (r.path, r.line, r.col) == (sym.path, sym.line, sym.col):
+            continue  # the definition's own namespace was checked above
         line = graph._line(r.path, r.line)
         if f".{sym.name}" in line and r.kind not in ("definition", "import"):
             continue  # attribute access: the receiver's namespace was checked above
@@ -86,14 +95,14 @@ def _doc_mentions(graph: Graph, sym: Symbol, new: str, covered: set[tuple[str, i
     py_files = [p for _, p in graph.iter_files("python")]
     for path in py_files + _doc_files(graph.root):
         try:
-            text = (graph.root / path).read_text(encoding="utf-8", errors="replace")
+            text = (graph.root / path).read_bytes().decode("utf-8", "replace")  # no newline translation
         except OSError:
             continue
         if sym.name not in text:
             continue
         is_py = path.endswith((".py", ".pyi"))
         tree = None
-        for i, line in enumerate(text.splitlines(), 1):
+        for i, line in enumerate(text.split("\n"), 1):
             if sym.name not in line:
                 continue
             for m in word.finditer(line):
@@ -158,15 +167,19 @@ def apply_plan(root: Path, plan: Plan, include_ambiguous: bool = False) -> Appli
     # 2. compute every new content before writing anything
     new_contents: dict[str, bytes] = {}
     for path, edits in by_file.items():
-        text = contents[path].decode("utf-8")
-        lines = text.splitlines(keepends=True)
+        try:
+            text = contents[path].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PrismError(f"{path} is not valid UTF-8 ({exc.reason} at byte {exc.start}); nothing was written",
+                             hint="re-encode the file as UTF-8, or leave it out of the rename") from exc
+        lines = text.split("\n")  # rows as tree-sitter counts them; "\r" stays at the end of its line
         for e in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
             if not 0 < e.line <= len(lines) or lines[e.line - 1][e.col : e.col + len(e.old)] != e.old:
                 raise PrismError(f"{path}:{e.line}:{e.col} does not hold `{e.old}`; nothing was written",
                                  hint="the plan does not match the file; make a new plan")
             ln = lines[e.line - 1]
             lines[e.line - 1] = ln[: e.col] + e.new + ln[e.col + len(e.old) :]
-        new_contents[path] = "".join(lines).encode("utf-8")
+        new_contents[path] = "\n".join(lines).encode("utf-8")
     # 3. write temp files, then move them all into place; undo the moves if one fails
     temps: dict[str, str] = {}
     try:

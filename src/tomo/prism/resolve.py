@@ -14,6 +14,7 @@ costs a handful of blob decodes.
 
 from __future__ import annotations
 
+import functools
 import marshal
 import sqlite3
 from typing import Any
@@ -24,25 +25,52 @@ _MAX_DEPTH = 12
 _PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "functional.cached_property")
 
 
+class FileInfo:
+    """One file's stored facts, decoded lazily: the scope table up front, each scope's bindings on first use."""
+
+    __slots__ = ("_binds", "kinds", "parents", "raw", "scopes")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.scopes: list[str] = raw.get("scopes") or [""]
+        skind, spar = raw.get("skind"), raw.get("sparent")
+        self.kinds: dict[str, str] = (
+            dict(zip(self.scopes, skind, strict=False)) if skind else {self.scopes[0]: "module"})
+        self.parents: dict[str, str] = (
+            {q: self.scopes[p] for q, p in zip(self.scopes, spar, strict=False) if p >= 0} if spar else {})
+        self._binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+
+    def binds(self, scope: str) -> dict[str, list[tuple[Any, ...]]]:
+        got = self._binds.get(scope)
+        if got is None:
+            blob = self.raw.get("binds", {}).get(scope)
+            got = marshal.loads(blob) if blob else {}
+            self._binds[scope] = got
+        return got
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+
 class Resolver:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._info: dict[int, dict[str, Any]] = {}
+        self._info: dict[int, FileInfo] = {}
         self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
         self._mod: dict[str, int | None] = {}
         self._def: dict[str, tuple[Any, ...] | None] = {}
         self._mro: dict[str, list[str]] = {}
         self._member: dict[tuple[str, str], str | None] = {}
-        self._fixture: dict[tuple[int, str], Value] = {}
+        self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
-    def info(self, fid: int) -> dict[str, Any]:
+    def info(self, fid: int) -> FileInfo:
         got = self._info.get(fid)
         if got is None:
             row = self.conn.execute("SELECT info FROM files WHERE id=?", (fid,)).fetchone()
-            got = marshal.loads(row[0]) if row and row[0] else {}
+            got = FileInfo(marshal.loads(row[0]) if row and row[0] else {})
             self._info[fid] = got
         return got
 
@@ -132,15 +160,16 @@ class Resolver:
     def lookup(self, fid: int, scope: str, name: str, line: int) -> Value:
         """What ``name`` is bound to at ``line`` inside ``scope`` (LEGB; class bodies are skipped from methods)."""
         info = self.info(fid)
-        binds = info.get("binds", {})
-        kinds = info.get("kinds", {})
-        parents = info.get("parents", {})
+        kinds = info.kinds
+        parents = info.parents
         s: str | None = scope
         first = True
+        if name in info.get("globals", {}).get(scope, ()):
+            s = self.module_name(fid)
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":
-                entries = binds.get(s, {}).get(name)
+                entries = info.binds(s).get(name)
                 if entries:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
@@ -151,13 +180,15 @@ class Resolver:
                 break
             s = parents.get(s, self.module_name(fid))
         module = self.module_name(fid)
-        for entry in binds.get(module, {}).get("*", []):
+        for entry in info.binds(module).get("*", []):
             v = self.attribute(("mod", entry[2]), name)
             if v is not None:
                 return v
+        if name in _BUILTIN_TYPES:
+            return ("builtin", name)
         return None
 
-    def _narrowed(self, fid: int, info: dict[str, Any], scope: str, name: str, line: int) -> Value:
+    def _narrowed(self, fid: int, info: FileInfo, scope: str, name: str, line: int) -> Value:
         for s, var, typ, start, end in info.get("narrow", ()):
             if s == scope and var == name and start <= line <= end:
                 v = self.eval(fid, scope, typ, start)
@@ -176,7 +207,7 @@ class Resolver:
             return self.attribute(self._module_value(a), b)
         if kind == "assign" or kind == "attr":
             info = self.info(fid)
-            if info.get("kinds", {}).get(scope, "module") in ("module", "class"):
+            if info.kinds.get(scope, "module") in ("module", "class"):
                 q = f"{scope}.{name}"
                 if self.definition(q) is not None:
                     return ("def", q)
@@ -186,14 +217,16 @@ class Resolver:
         return None
 
     def _module_value(self, module: str) -> Value:
-        return ("mod", module) if self.module_file(module) is not None else ("ext", module)
+        """A module by the name code imports it with, canonicalised to its name under the source root."""
+        fid = self.module_file(module)
+        return ("mod", self.module_name(fid)) if fid is not None else ("ext", module)
 
     def _param(self, fid: int, scope: str, name: str, ann: str | None, idx: int) -> Value:
         if ann:
             return self.type_of_annotation(fid, self._parent(fid, scope), ann, 0)
         info = self.info(fid)
-        if idx == 0 and info.get("kinds", {}).get(scope) == "method":
-            cls = info["parents"][scope]
+        if idx == 0 and info.kinds.get(scope) == "method":
+            cls = info.parents[scope]
             d = self.definition(scope)
             decs = d[8].get("decorators", []) if d else []
             if "staticmethod" in decs:
@@ -201,33 +234,42 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
-        return self.fixture(fid, name)
+        return self.fixture(fid, name, scope)
 
     def _parent(self, fid: int, scope: str) -> str:
-        return self.info(fid).get("parents", {}).get(scope, self.module_name(fid))
+        return self.info(fid).parents.get(scope, self.module_name(fid))
 
     # ---- pytest fixtures -------------------------------------------------------------------------------------------
 
-    def fixture(self, fid: int, name: str) -> Value:
-        """The type a test parameter gets from the fixture of that name (same file, then conftest.py upward)."""
-        key = (fid, name)
+    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
+        """The type a test parameter gets from the fixture of that name.
+
+        pytest's order: a fixture of the test's own class, then one at the test module's top level, then
+        conftest.py files from the test's directory upward.
+        """
+        cls = self._enclosing_class(fid, scope) if scope else None
+        key = (fid, name, cls)
         if key in self._fixture:
             return self._fixture[key]
         self._fixture[key] = None
         path = self.file(fid)[0]
         dirs = path.split("/")[:-1]
         candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
-        rows = self.conn.execute(
-            "SELECT d.qualname, f.path, d.data FROM defs d JOIN files f ON f.id=d.file_id WHERE d.name=? AND"
-            f" f.path IN ({','.join('?' * len(candidates))})", (name, *candidates)).fetchall()
+        rows = self.conn.execute(f"SELECT id, path FROM files WHERE path IN ({','.join('?' * len(candidates))})",
+                                 candidates).fetchall()
         best: tuple[int, str] | None = None
-        for q, p, data in rows:
-            decs = marshal.loads(data).get("decorators", [])
-            if not any(d.split("(")[0].endswith("fixture") for d in decs):
-                continue
-            rank = candidates.index(p)
-            if best is None or rank < best[0]:
-                best = (rank, q)
+        for ffid, p in rows:
+            module = self.module_name(ffid)
+            for q in self.info(ffid).get("fixtures", {}).get(name, ()):
+                owner = q.rsplit(".", 1)[0]
+                if owner == module:
+                    rank = 2 * candidates.index(p) + 1
+                elif cls is not None and owner == cls and ffid == fid:
+                    rank = 0
+                else:
+                    continue
+                if best is None or rank < best[0]:
+                    best = (rank, q)
         value = self.returns(best[1], fixture=True) if best else None
         self._fixture[key] = value
         return value
@@ -250,7 +292,7 @@ class Resolver:
         finally:
             self._stack.discard(key)
 
-    def _eval_ops(self, fid: int, scope: str, ops: list[tuple[str, str]], line: int, depth: int) -> Value:
+    def _eval_ops(self, fid: int, scope: str, ops: tuple[tuple[str, str], ...], line: int, depth: int) -> Value:
         head = ops[0]
         if head[0] != "name":
             return None
@@ -276,7 +318,7 @@ class Resolver:
 
     def _enclosing_class(self, fid: int, scope: str) -> str | None:
         info = self.info(fid)
-        kinds, parents = info.get("kinds", {}), info.get("parents", {})
+        kinds, parents = info.kinds, info.parents
         s: str | None = scope
         while s is not None and kinds.get(s, "module") != "module":
             if kinds.get(s) == "class":
@@ -294,6 +336,9 @@ class Resolver:
             _, fid, scope, rhs, ann, line = value
             if ann:
                 return self.type_of_annotation(fid, scope, ann, depth + 1)
+            literal = _literal_type(rhs)
+            if literal is not None:
+                return ("ext", f"builtins.{literal}")
             return self.type_of(self.eval(fid, scope, rhs, line, depth + 1), depth + 1)
         if value[0] == "def":
             d = self.definition(value[1])
@@ -316,7 +361,7 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
-        for entry in info.get("binds", {}).get(cls, {}).get(name, []):
+        for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
             if entry[3]:
@@ -328,9 +373,9 @@ class Resolver:
                     return v
         return None
 
-    def _method_at(self, info: dict[str, Any], cls: str, line: int) -> str | None:
-        for q, parent in info.get("parents", {}).items():
-            if parent == cls and info["kinds"].get(q) == "method":
+    def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
+        for q, parent in info.parents.items():
+            if parent == cls and info.kinds.get(q) == "method":
                 d = self.definition(q)
                 if d is not None and d[4] <= line <= d[6]:
                     return q
@@ -348,6 +393,11 @@ class Resolver:
         if text.startswith(("type[", "Type[")) and text.endswith("]"):
             v = self.eval(fid, scope, text[5:-1], 0, depth + 1)
             return v if v is not None and v[0] == "def" else None
+        base = text.split("[", 1)[0]
+        if base in _BUILTIN_TYPES or base in _TYPING_CONTAINERS:
+            v = self.lookup(fid, scope, base.rsplit(".", 1)[-1], 0) if "." not in base else None
+            if v is None or v[0] in ("builtin", "ext"):  # not shadowed by an indexed class of that name
+                return ("ext", f"builtins.{base}")
         v = self.eval(fid, scope, text, 0, depth + 1)
         if v is not None and v[0] == "def":
             d = self.definition(v[1])
@@ -360,24 +410,25 @@ class Resolver:
             return None
         tag = value[0]
         if tag == "mod":
-            sub = f"{value[1]}.{attr}"
             fid = self.module_file(value[1])
+            module = self.module_name(fid) if fid is not None else value[1]
             if fid is not None:
-                binds = self.info(fid).get("binds", {}).get(value[1], {})
+                binds = self.info(fid).binds(module)
                 entries = binds.get(attr)
                 if entries:
-                    key = ("attr", value[1], attr)
+                    key = ("attr", module, attr)
                     if key in self._stack:
                         return None
                     self._stack.add(key)
                     try:
-                        return self._binding(fid, value[1], attr, entries[-1], 10**9)
+                        return self._binding(fid, module, attr, entries[-1], 10**9)
                     finally:
                         self._stack.discard(key)
-            if self.module_file(sub) is not None:
-                return ("mod", sub)
+            sub = self._module_value(f"{value[1]}.{attr}")
+            if sub is not None and sub[0] == "mod":
+                return sub
             if fid is not None:
-                return self.lookup(fid, value[1], attr, 10**9)
+                return self.lookup(fid, module, attr, 10**9)
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")
@@ -398,12 +449,15 @@ class Resolver:
                 decs = md[8].get("decorators", [])
                 if any(x in _PROPERTY_DECORATORS or x.endswith(".setter") for x in decs):
                     return ("prop", m)
+                return ("bound", m, value[1])  # remembers the receiver's class, for `-> Self` and `return self`
             return ("def", m)
         return None
 
     def call(self, value: Value, depth: int) -> Value:
         if value is None:
             return None
+        if value[0] == "bound":
+            return self.returns(value[1], depth=depth, self_cls=value[2])
         if value[0] == "def":
             d = self.definition(value[1])
             if d is None:
@@ -415,9 +469,11 @@ class Resolver:
             return self.call(self.type_of(value, depth), depth + 1) if d[3] in ("variable", "attribute") else None
         if value[0] == "local":
             return self.call(self.type_of(value, depth), depth + 1)
+        if value[0] == "builtin" and value[1] in _BUILTIN_TYPES:
+            return ("ext", f"builtins.{value[1]}")  # dict(...), str(...): instances of builtin types
         return None
 
-    def returns(self, q: str, fixture: bool = False, depth: int = 0) -> Value:
+    def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
         if d is None or depth > _MAX_DEPTH:
@@ -425,6 +481,8 @@ class Resolver:
         fid, parent, data = d[0], d[7], d[8]
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
+        if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
+            return ("inst", self_cls or parent)
         if ann and not (fixture and generator):
             return self.type_of_annotation(fid, parent, ann, depth + 1)
         info = self.info(fid)
@@ -433,11 +491,41 @@ class Resolver:
         for line, expr in sources:
             if expr == "None":
                 continue
+            if expr == "self" and self_cls is not None:
+                if found is not None and found != ("inst", self_cls):
+                    return None
+                found = ("inst", self_cls)
+                continue
             v = self.type_of(self.eval(fid, q, expr, line, depth + 1), depth + 1)
             if v is None or (found is not None and v != found):
                 return None
             found = v
         return found
+
+
+# Receivers of these types are never an indexed symbol: `kwargs.get(...)` is not `QuerySet.get`.
+_BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int",
+                            "float", "complex", "bool"})
+_TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "typing.Dict", "typing.List",
+                                "typing.Tuple", "typing.Set", "t.Dict", "t.List", "t.Tuple", "t.Set"})
+
+
+def _literal_type(rhs: str | None) -> str | None:
+    """The builtin type of a literal right-hand side (``{}``, ``[...]``, ``"..."``, ``3``), else None."""
+    if not rhs or rhs == "?":
+        return None
+    c = rhs[0]
+    if c == "[":
+        return "list"
+    if c == "{":
+        return "dict" if rhs == "{}" or ":" in rhs else "set"
+    if c in "\"'":
+        return "str"
+    if c.isdigit():
+        return "float" if "." in rhs or "e" in rhs.lower() else "int"
+    if len(rhs) > 1 and c in "fFbBrRuU" and rhs[1] in "\"'":
+        return "bytes" if c in "bB" else "str"
+    return None
 
 
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
@@ -449,7 +537,8 @@ def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     return best if best is not None else entries[0]
 
 
-def _parse(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=65536)
+def _parse(text: str) -> tuple[tuple[str, str], ...]:
     """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape."""
     ops: list[tuple[str, str]] = []
     i, n = 0, len(text)
@@ -461,7 +550,7 @@ def _parse(text: str) -> list[tuple[str, str]]:
             while j < n and (text[j].isalnum() or text[j] == "_"):
                 j += 1
             if j == i or text[i].isdigit():
-                return []
+                return ()
             ops.append(("name" if not ops else "attr", text[i:j]))
             i = j
             expect_name = False
@@ -480,9 +569,9 @@ def _parse(text: str) -> list[tuple[str, str]]:
                         break
                 j += 1
             if j >= n or text[j] != close:
-                return []
+                return ()
             ops.append(("call" if c == "(" else "sub", ""))
             i = j + 1
         else:
-            return []
-    return [] if expect_name else ops
+            return ()
+    return () if expect_name else tuple(ops)

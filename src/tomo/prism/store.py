@@ -8,11 +8,12 @@ schema or the Python version changes, because marshal's format is tied to it).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from pathlib import Path
 
-SCHEMA_VERSION = "prism-4"
+SCHEMA_VERSION = "prism-11"
 FINGERPRINT = f"{SCHEMA_VERSION}/py{sys.version_info[0]}.{sys.version_info[1]}"
 
 _TABLES = """
@@ -29,7 +30,6 @@ _INDEXES = """
 CREATE INDEX IF NOT EXISTS defs_qualname ON defs(qualname);
 CREATE INDEX IF NOT EXISTS defs_name ON defs(name);
 CREATE INDEX IF NOT EXISTS defs_file ON defs(file_id);
-CREATE INDEX IF NOT EXISTS defs_parent ON defs(parent);
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
 CREATE INDEX IF NOT EXISTS files_module ON files(module);
@@ -41,34 +41,58 @@ def index_path(root: Path) -> Path:
     return root / ".tomo" / "index.sqlite"
 
 
-def connect(root: Path) -> tuple[sqlite3.Connection, bool]:
-    """Open (or create) the index; returns the connection and whether it is fresh (empty, indexes not built yet)."""
-    path = index_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    gitignore = path.parent / ".gitignore"
-    if not gitignore.exists():
-        gitignore.write_text("*\n")
+def _open(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-64000")
+    return conn
+
+
+def connect(root: Path) -> tuple[sqlite3.Connection, bool]:
+    """Open the index, or start building a new one; returns the connection and whether it is being built fresh.
+
+    A fresh index is written to a temporary file without a journal (nothing can read it yet) and moved into place
+    by :func:`publish`: a crash mid-build leaves no half-written index behind, and the build writes every page once.
+    """
+    path = index_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    gitignore = path.parent / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("*\n")
+    if path.exists():
+        try:
+            conn = _open(path)
+            row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+            if row is not None and row[0] == FINGERPRINT:
+                return conn, False
+            conn.close()
+        except sqlite3.DatabaseError:
+            pass  # an unreadable or foreign file: rebuilt below
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    tmp = _building(path)
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(tmp, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=OFF")
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-64000")
     conn.executescript(_TABLES)
-    row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
-    fresh = False
-    if row is None or row[0] != FINGERPRINT:
-        conn.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS defs; DROP TABLE IF EXISTS refs;")
-        conn.executescript(_TABLES)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (FINGERPRINT,))
-        fresh = True
-    elif conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0:
-        fresh = True
-    if fresh:
-        # bulk load first, index after: far faster than maintaining the indexes row by row
-        for name in ("defs_qualname", "defs_name", "defs_file", "defs_parent", "refs_name", "refs_file",
-                     "files_module", "files_import"):
-            conn.execute(f"DROP INDEX IF EXISTS {name}")
-    return conn, fresh
+    conn.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (FINGERPRINT,))
+    return conn, True
+
+
+def _building(path: Path) -> Path:
+    return path.with_name(f"{path.name}.building-{os.getpid()}")
+
+
+def publish(root: Path, conn: sqlite3.Connection) -> sqlite3.Connection:
+    """Move a freshly built index into place and reopen it for normal (WAL) use."""
+    path = index_path(root)
+    conn.close()
+    os.replace(_building(path), path)
+    return _open(path)
 
 
 def build_indexes(conn: sqlite3.Connection) -> None:

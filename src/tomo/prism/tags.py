@@ -123,12 +123,19 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
             decl = n.parent if n.parent is not None else n
             defs.append([q, name, kind, n.start_point[0] + 1, n.start_point[1], decl.end_point[0] + 1, module, {}])
             def_bytes.add(n.start_byte)
+    lines = None if src.isascii() else src.split(b"\n")
+
+    def col_of(row: int, col: int) -> int:  # tree-sitter columns are bytes; prism's are characters
+        return col if lines is None else len(lines[row][:col].decode("utf-8", "replace"))
+
+    for d in defs:
+        d[4] = col_of(d[3] - 1, d[4])
     refs: dict[str, list[tuple[Any, ...]]] = {}
     nodes = QueryCursor(rq).captures(root).get("ref", [])
     nodes.sort(key=operator.attrgetter("start_byte"))
     for n in nodes:
         name = src[n.start_byte : n.end_byte].decode("utf-8", "replace")
         row, col = n.start_point
-        refs.setdefault(name, []).append((row + 1, col, 0, None, DEF if n.start_byte in def_bytes else 0))
+        refs.setdefault(name, []).append((row + 1, col_of(row, col), 0, None, DEF if n.start_byte in def_bytes else 0))
     error = _first_error(root) if root.has_error else None
     return {"defs": defs, "refs": refs, "info": {"scopes": [module]}, "error": error}

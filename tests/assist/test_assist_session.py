@@ -93,9 +93,9 @@ def test_wrong_kind_unknown_and_reused_handles(session: Session) -> None:
 
 def test_plan_with_conflicts_is_never_applied(session: Session, shop: Path) -> None:
     plan = session.invoke("rename_plan", {"symbol": "shop.lines.OrderLine.total", "new_name": "quantity"})
-    assert re.search(r"\d+ conflicts?: `shop\.lines\.OrderLine\.quantity` already exists", plan.receipt)
+    assert re.search(r"\d+ conflicts?: `quantity` already exists in shop\.lines\.OrderLine", plan.receipt)
     before = sources(shop)
-    with pytest.raises(HandleRefused, match=r"has \d+ conflicts? \(`shop\.lines\.OrderLine\.quantity` already"):
+    with pytest.raises(HandleRefused, match=r"has \d+ conflicts? \(`quantity` already exists"):
         session.invoke("apply_plan", {"handle": plan.handle})
     assert sources(shop) == before
 

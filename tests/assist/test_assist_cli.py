@@ -69,3 +69,14 @@ def test_without_the_gateway_only_scripted_specs_work(monkeypatch: pytest.Monkey
     with pytest.raises(ConfigError, match="no --model given"):
         resolve_model(None)
     assert isinstance(resolve_model(script(tmp_path)), ScriptedModel)
+
+
+def test_transcript_is_written_and_replays_as_the_same_run(run_tomo, shop: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--transcript", str(transcript))
+    assert done.returncode == 0, done.stderr
+    kinds = [json.loads(line)["kind"] for line in transcript.read_text().splitlines()]
+    assert kinds.count("model_called") == 3 and kinds.count("payload_rendered") == 2
+    shown = run_tomo("replay", str(transcript))
+    assert shown.returncode == 0, shown.stderr
+    assert "rename_plan(" in shown.stdout and "9 edits" in shown.stdout and "(shown to you only)" in shown.stdout

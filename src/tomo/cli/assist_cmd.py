@@ -13,7 +13,7 @@ from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
 from tomo.config import load_settings
 from tomo.errors import ConfigError
-from tomo.events import ListSink, PayloadRendered, Sink
+from tomo.events import JsonlSink, ListSink, PayloadRendered, Sink, TeeSink
 from tomo.models.base import Model
 from tomo.models.scripted import ScriptedModel
 from tomo.prism import Graph
@@ -49,6 +49,9 @@ def assist_cmd(
     keep: bool = typer.Option(False, "--keep", help="Keep the edits even when --verify fails."),
     max_turns: int = typer.Option(20, "--max-turns", min=1, help="Stop the model after this many steps."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (summary and every payload)."),
+    transcript: Path | None = typer.Option(
+        None, "--transcript", help="Also write every event to this JSONL file (show it again with tomo replay)."
+    ),
 ) -> None:
     """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
     if not root.is_dir():
@@ -58,7 +61,9 @@ def assist_cmd(
                             verify=verify, keep=keep, max_turns=max_turns)
     console = Console(highlight=False)
     events = ListSink()
-    sink: Sink = events if as_json else AssistSink(console)
+    shown: Sink = events if as_json else AssistSink(console)
+    recorder = JsonlSink(transcript) if transcript else None
+    sink: Sink = TeeSink(shown, recorder) if recorder else shown
     if as_json:
         graph = Graph.open(root)
     else:
@@ -69,8 +74,10 @@ def assist_cmd(
         summary = run_sync(task, chosen, session.invoke, options, sink)
     finally:
         session.close()
-        if isinstance(sink, AssistSink):
-            sink.close()
+        if isinstance(shown, AssistSink):
+            shown.close()
+        if recorder:
+            recorder.close()
     if as_json:
         payloads = [{"handle": e.handle, "operation": e.operation, "payload": e.payload}
                     for e in events.of(PayloadRendered)]

@@ -25,6 +25,7 @@ from tomo.events import (
     ModelCalled,
     ModelThinking,
     Notice,
+    PayloadRendered,
     ReplyTruncated,
     ResultCapped,
     Sink,
@@ -64,6 +65,7 @@ class RichSink:
             ReplyTruncated: self._truncated,
             UsageReported: self._usage,
             Notice: self._notice,
+            PayloadRendered: self._payload,
         }
 
     def emit(self, event: Event) -> None:
@@ -125,6 +127,11 @@ class RichSink:
 
     def _notice(self, e: Notice) -> None:
         self._line(_LEVELS.get(e.level, ""), f"{e.level}: {e.text}")
+
+    def _payload(self, e: PayloadRendered) -> None:
+        # The full payload is for a table (assist's renderer) or --json; a log line only counts its rows.
+        sizes = [f"{len(v):,} {k}" for k, v in e.payload.items() if isinstance(v, list)]
+        self._line("dim", f"  payload {e.handle} ({e.operation}): {', '.join(sizes) or 'no rows'} (shown to you only)")
 
     def _other(self, e: Event) -> None:
         fields = ", ".join(f"{k}={v}" for k, v in e.to_dict().items() if k != "kind")

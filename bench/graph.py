@@ -6,10 +6,10 @@ One command reproduces everything (downloads pinned sdists into --data, builds a
     python bench/graph.py            # requests, flask, Django 5.2; about 5 min on 2 idle cores
     python bench/graph.py --quick    # requests and flask only; about 1.5 min
 
-Until prism is merged into main, measure the prism branch's last commit: ``--prism-git /work/wt-prism@HEAD``.
-Every tool runs in its own subprocess (peak memory is that process tree's), the peers set up as /work/shared/PEERS.md
-says: jedi with its file limits lifted, rope with source folders and unparsable files excluded (sure and "unsure"
-modes), basedpyright over LSP asked again until its answer stops changing. Method notes: docs/benchmarks-graph-notes.md.
+To measure another checkout's prism (a branch, an older commit): ``--prism-git PATH@REV``.
+Every tool runs in its own subprocess (peak memory is that process tree's), the peers set up fairly: jedi with its
+file limits lifted, rope with source folders and unparsable files excluded (sure and "unsure" modes), basedpyright
+over LSP asked again until its answer stops changing. Method notes: docs/benchmarks-graph-notes.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python bench/prism_index.py [--data DIR] [--no-write]
 
 Sources are pinned sdists (`pip download --no-binary :all: --no-deps`), unpacked under --data (default
-/work/bench-data, outside the repo). Each cold index runs in a fresh process with `.tomo/` removed; CPU seconds are
+bench/.cache, which git ignores). Each cold index runs in a fresh process with `.tomo/` removed; CPU seconds are
 reported next to wall seconds because a shared machine inflates wall time. The peer comparison (jedi, rope,
 basedpyright) is bench/graph.py; this script is the quick check of prism's own goals.
 """
@@ -90,7 +90,7 @@ def load() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", type=Path, default=Path("/work/bench-data"))
+    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".cache")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()

@@ -2,7 +2,7 @@
 
 Every driver returns references as ``(path, line, col, confidence, reason)`` with a root-relative POSIX path, 1-based
 line and 0-based column, so the tools can be compared line by line. The peers' fairness settings follow
-/work/shared/PEERS.md: jedi with its file limits lifted, rope with source folders and unparsable files excluded,
+docs/benchmarks-graph-notes.md: jedi with its file limits lifted, rope with source folders, unparsable files excluded,
 basedpyright waited on until its answer stops changing.
 """
 

@@ -144,6 +144,24 @@ def test_parallel_and_serial_indexes_agree(tmp_path: Path) -> None:
         assert len(ga.references("pkg.core.helper")) == 1 + 2 * 2 + 2 * 200
 
 
+def test_workers_that_cannot_start_fall_back_to_parsing_here(tmp_path: Path) -> None:
+    # With a thread running, workers start by forkserver, which re-imports __main__: a script read from stdin has no
+    # file to import, every worker dies, and the index must still be built (in the parent) instead of crashing.
+    files = {f"pkg/m{i}.py": f"from pkg.core import helper\n\ndef f{i}():\n    return helper()\n" for i in range(200)}
+    write_project(tmp_path, FILES | files)
+    script = (
+        "import sys, threading, time\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "from tomo.prism import Graph\n"
+        f"g = Graph.open({str(tmp_path)!r}, workers=2)\n"
+        "print(g.stats.parsed, len(g.references('pkg.core.helper')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["204", str(1 + 2 * 2 + 2 * 200)]
+
+
 SCALE = """
 import sys, resource
 from tomo.prism import Graph

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -151,9 +152,17 @@ def _parse_all(root: str, todo: list[SourceFile], workers: int | None) -> Iterat
         method = "fork"
     else:
         method = "forkserver" if "forkserver" in methods else "spawn"
-    with ProcessPoolExecutor(max_workers=n, mp_context=get_context(method)) as pool:
-        for batch in pool.map(_parse_chunk, chunks):
-            yield from batch
+    done = 0
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context(method)) as pool:
+            for batch in pool.map(_parse_chunk, chunks):
+                done += 1
+                yield from batch
+    except (BrokenProcessPool, OSError):
+        # A worker could not start or died (forkserver/spawn re-import a __main__ that is not importable, such as
+        # `python -`; the machine is out of processes): the index is still built, in this process.
+        for chunk in chunks[done:]:
+            yield from _parse_chunk(chunk)
 
 
 def _start_methods() -> list[str]:

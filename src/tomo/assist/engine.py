@@ -57,6 +57,7 @@ class AssistOptions:
     keep: bool = False
     max_turns: int = 20
     verify_timeout_s: float = 900.0
+    stream: bool = False  # ask the model to stream, so a renderer can show its text as it arrives
 
     @property
     def writes(self) -> bool:
@@ -189,7 +190,7 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
     caller = Caller("local", "local", options.root)
     summary = Summary(task, model.name, _session_of(invoke, results))
     try:
-        outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink)
+        outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink, stream=options.stream)
     except ModelError as exc:  # what was already written still goes through verify and rollback below
         if not results:
             raise  # nothing happened yet: the error and its hint (how to connect a model) are the whole story

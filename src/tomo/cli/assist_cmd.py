@@ -58,7 +58,7 @@ def assist_cmd(
         raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
     chosen = resolve_model(model, root.resolve())
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
-                            verify=verify, keep=keep, max_turns=max_turns)
+                            verify=verify, keep=keep, max_turns=max_turns, stream=not as_json)
     console = Console(highlight=False)
     events = ListSink()
     shown: Sink = events if as_json else AssistSink(console)

@@ -33,6 +33,7 @@ from tomo.models.messages import (
     ToolSpec,
     Usage,
 )
+from tomo.models.openai import tool_schema  # Ollama takes tools in the OpenAI function shape
 from tomo.models.recover import finish_reply
 
 FINISH: dict[str, Finish] = {
@@ -58,13 +59,6 @@ def _message(message: Message) -> dict[str, Any]:
     if message.role == "tool" and message.name:
         out["tool_name"] = message.name
     return out
-
-
-def tool_schema(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-    }
 
 
 def to_request(

@@ -307,6 +307,31 @@ def test_openai_stream_fragments_of_parallel_calls_may_interleave() -> None:
     assert all(c.id for c in reply.tool_calls) and reply.finish == "tool_calls"  # "stop" + calls = tool_calls
 
 
+async def test_openai_compatible_stream_without_call_indices_or_with_repeated_names() -> None:
+    """Some compatible servers send tool-call fragments with no ``index`` (or ``"index": null``), and some repeat the
+    whole name in every fragment; the calls must still come out whole, over real HTTP."""
+    def chunk(*calls: dict[str, object], finish: str | None = None) -> str:
+        body = {"choices": [{"index": 0, "delta": {"tool_calls": list(calls)} if calls else {},
+                             "finish_reason": finish}]}
+        return f"data: {json.dumps(body)}\n\n"
+
+    chunks = [
+        chunk({"index": None, "id": "c1", "function": {"name": "grep", "arguments": '{"pattern"'}}),
+        chunk({"function": {"arguments": ': "a"}'}}),  # no index, no id: continues the last call
+        chunk({"id": "c2", "function": {"name": "read_file", "arguments": ""}}),  # a new id: a new call
+        chunk({"id": "c2", "function": {"name": "read_file", "arguments": '{"path": "b"}'}}),  # name repeated
+        chunk(finish="tool_calls"), "data: [DONE]\n\n",
+    ]
+    with LoopbackServer() as server:
+        server.push(sse(chunks))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", provider="openai-compat", retry=fast())
+        events = [e async for e in model.stream([Message.user("x")], [GREP, READ])]
+    reply = events[-1].reply  # type: ignore[union-attr]
+    assert [(c.id, c.name, c.args, c.malformed) for c in reply.tool_calls] == [
+        ("c1", "grep", {"pattern": "a"}, None), ("c2", "read_file", {"path": "b"}, None)]
+    assert reply.finish == "tool_calls"
+
+
 async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
     with LoopbackServer() as server:
         server.push(sse(["data: <html>oops</html>\n\n"]))

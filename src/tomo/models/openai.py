@@ -138,11 +138,13 @@ class StreamAccumulator:
                 self.text.append(delta["content"])
                 events.append(TextDelta(delta["content"]))
             for raw in delta.get("tool_calls") or []:
-                index = int(raw.get("index", len(self.calls)))
                 fn = raw.get("function") or {}
+                index = self._slot(raw, fn)
                 slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
                 slot["id"] = slot["id"] or raw.get("id") or ""
-                slot["name"] += fn.get("name") or ""
+                name = fn.get("name") or ""
+                if name != slot["name"]:  # some servers repeat the whole name in every fragment
+                    slot["name"] += name
                 fragment = fn.get("arguments") or ""
                 if isinstance(fragment, dict):  # a few servers send an object even here
                     fragment = json.dumps(fragment)
@@ -151,6 +153,25 @@ class StreamAccumulator:
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
         return events
+
+    def _slot(self, raw: dict[str, Any], fn: dict[str, Any]) -> int:
+        """Which call a fragment belongs to. OpenAI always sends ``index``; some compatible servers send none (or
+        null): then a known id picks its call, a new id or a name after a named call starts one, and a bare
+        argument fragment continues the last call."""
+        index = raw.get("index")
+        if isinstance(index, int):
+            return index
+        last = max(self.calls) if self.calls else None
+        call_id = raw.get("id")
+        if call_id:
+            found = next((i for i, c in self.calls.items() if c["id"] == call_id), None)
+            if found is not None:
+                return found
+        if last is None:
+            return 0
+        if call_id or (fn.get("name") and self.calls[last]["name"]):
+            return last + 1
+        return last
 
     def response(self) -> dict[str, Any]:
         calls = [

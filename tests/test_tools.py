@@ -145,6 +145,25 @@ async def test_a_handler_that_raises_comes_back_as_text() -> None:
     assert polite_result.text == "tool 'polite' failed: no such job (hint: list the jobs first)"
 
 
+async def test_a_handler_that_calls_sys_exit_is_an_error_not_the_end_of_tomo() -> None:
+    """A tool wrapping a command-line main (argparse exits on bad options) raises SystemExit, which is not an
+    Exception: it must come back to the model as a failure, not end the whole run."""
+    import argparse
+
+    reg = Registry()
+
+    def cli(flag: str) -> str:
+        parser = argparse.ArgumentParser(prog="lint", exit_on_error=False)
+        parser.add_argument("--level", type=int)
+        parser.parse_args([flag, "high"])
+        return "linted"
+
+    reg.register(cli)
+    result = await reg.call(Agent("a", tools=("cli",)), call("cli", {"flag": "--bogus"}), CALLER)
+    assert result.status == "error"
+    assert result.text.startswith("tool 'cli' failed: it called sys.exit(2)")
+
+
 def test_capped_list_says_how_much_was_shown_in_words() -> None:
     refs = [f"src/mod_{i}.py:{i}: use_it()" for i in range(1234)]
     result = render_result("references", refs, cap=1000, unit="references")

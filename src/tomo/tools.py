@@ -232,6 +232,9 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
     except Exception as exc:
         text = f"tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
+    except SystemExit as exc:  # a wrapped command-line main (argparse on a bad option): the tool failed, not tomo
+        text = f"tool {tool.name!r} failed: it called sys.exit({exc.code!r})"
+        return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
     try:
         result = render_result(tool.name, value, tool.cap, tool.unit)

@@ -37,7 +37,9 @@ INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), "
     "or choose the unconfined box explicitly with `--sandbox local` ([sandbox] kind = \"local\" in tomo.toml)"
 )
-
+# Run in the box instead of a program that is on none of its PATH directories (the box sees the host's root).
+MISSING_PROGRAM = ["/bin/sh", "-c",
+                   "printf \"tomo: cannot run '%s': No such file or directory\\n\" \"$0\" >&2; exit 127"]
 
 MIN_VERSION = (0, 8, 0)  # --disable-userns
 
@@ -144,6 +146,8 @@ class BubblewrapSandbox(Sandbox):
             os.close(write_end)
             fds.append(read_end)
             filter_args = ["--seccomp", str(read_end)]
+        if argv and "/" not in argv[0] and shutil.which(argv[0], path=self.box_env()["PATH"]) is None:
+            argv = MISSING_PROGRAM + argv[:1]  # exit 127 as a shell (and the local box) would; bwrap itself exits 1
         return Launch(argv=[*self.box_args(workspace), *filter_args, "--", *argv], env={}, cwd="/", rlimits=rlimits,
                       new_session=False, fds=fds)
 

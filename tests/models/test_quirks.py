@@ -332,6 +332,20 @@ async def test_openai_compatible_stream_without_call_indices_or_with_repeated_na
     assert reply.finish == "tool_calls"
 
 
+async def test_openai_compatible_content_as_a_list_of_parts_is_read_as_text() -> None:
+    """Mistral's reasoning models answer ``content`` as a list of parts, in whole replies and in stream deltas."""
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}, {"type": "text", "text": "Done."}]
+    body = openai_body(None)
+    body["choices"][0]["message"]["content"] = parts
+    delta = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": "stop"}]}
+    with LoopbackServer() as server:
+        server.push(Canned(body=body), sse([f"data: {json.dumps(delta)}\n\n", "data: [DONE]\n\n"]))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", provider="openai-compat", retry=fast())
+        whole = await model.chat([Message.user("x")])
+        events = [e async for e in model.stream([Message.user("x")])]
+    assert whole.text == "Done." and events[-1].reply.text == "Done."  # type: ignore[union-attr]
+
+
 async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
     with LoopbackServer() as server:
         server.push(sse(["data: <html>oops</html>\n\n"]))

@@ -95,6 +95,18 @@ def to_request(
     return body
 
 
+def content_text(content: Any) -> str:
+    """``content`` as text. Usually a string, but some compatible servers (Mistral's reasoning models, for one) send
+    a list of parts; only the ``text`` parts are the answer (``thinking`` parts are not)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content)
+
+
 def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Reply:
     """A ``chat.completion`` object -> ``Reply``. ``tool_names`` enables recovery of calls written as text."""
     choices = data.get("choices") or [{}]
@@ -107,7 +119,7 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
         calls.append(ToolCall(raw.get("id") or make_call_id(), str(fn.get("name") or ""), args, malformed, raw_text))
     usage = data.get("usage") or {}
     return finish_reply(
-        str(msg.get("content") or ""),
+        content_text(msg.get("content")),
         calls,
         choice.get("finish_reason"),
         FINISH,
@@ -134,9 +146,10 @@ class StreamAccumulator:
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.text.append(delta["content"])
-                events.append(TextDelta(delta["content"]))
+            text = content_text(delta.get("content"))
+            if text:
+                self.text.append(text)
+                events.append(TextDelta(text))
             for raw in delta.get("tool_calls") or []:
                 fn = raw.get("function") or {}
                 index = self._slot(raw, fn)

@@ -69,11 +69,12 @@ class OutputCap:
         return bytes(self._tail[max(0, self.streamed - tail_start):])
 
     def finish(self, on_cut: Callable[[str], None] | None = None) -> None:
-        """Completes a live stream: if output was cut, says so (``on_cut``) and sends the tail the viewer missed."""
+        """Completes a live stream: sends the tail the viewer has not seen, saying first (``on_cut``) how much
+        between the streamed head and that tail was dropped, if anything was."""
         if self._on_output is None or not self.truncated:
             return
         tail = self.unstreamed_tail()
-        if on_cut is not None:
+        if on_cut is not None and self.total - self.streamed > len(tail):  # only when the viewer really misses bytes
             on_cut(self.stream_notice())
         self.streamed = self.total  # the viewer has now seen everything it will see
         if tail:

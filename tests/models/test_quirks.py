@@ -346,6 +346,15 @@ async def test_openai_compatible_content_as_a_list_of_parts_is_read_as_text() ->
     assert whole.text == "Done." and events[-1].reply.text == "Done."  # type: ignore[union-attr]
 
 
+async def test_a_compatible_server_that_wants_a_key_says_where_to_name_it() -> None:
+    with LoopbackServer() as server:
+        server.push(Canned(401, {"error": {"message": "missing bearer token"}}))
+        model = OpenAIModel("m", base_url=server.url, key_env=None, provider="openai-compat", retry=fast())
+        with pytest.raises(ModelError, match="rejected the API key") as info:
+            await model.chat([Message.user("x")])
+    assert "api_key_env under [providers.openai-compat]" in info.value.hint
+
+
 async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
     with LoopbackServer() as server:
         server.push(sse(["data: <html>oops</html>\n\n"]))

@@ -107,7 +107,9 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             f"{where} {verb} ({status}): {detail}",
             provider=endpoint.provider,
             status=status,
-            hint=f"set {var} to a valid key{endpoint.key_hint}" if endpoint.key_env else "check the server's API key",
+            hint=f"set {var} to a valid key{endpoint.key_hint}" if endpoint.key_env else
+            f"this server wants a key: name the variable that holds it with api_key_env under "
+            f"[providers.{endpoint.provider}] in tomo.toml",
         )
     if status == 404:
         hint = (

@@ -108,6 +108,8 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             provider=endpoint.provider,
             status=status,
             hint=f"set {var} to a valid key{endpoint.key_hint}" if endpoint.key_env else
+            "check the server's API key (Ollama takes none: a proxy in front of it is asking)"
+            if endpoint.provider == "ollama" else
             f"this server wants a key: name the variable that holds it with api_key_env under "
             f"[providers.{endpoint.provider}] in tomo.toml",
         )

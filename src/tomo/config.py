@@ -42,6 +42,8 @@ class AgentSettings(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_tokens_total: int | None = Field(default=None, ge=1)
+    max_malformed: int | None = Field(default=None, ge=1)
+    max_reply_tokens: int | None = Field(default=None, ge=1)
 
 
 class SandboxSettings(BaseModel):

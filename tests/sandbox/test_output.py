@@ -61,3 +61,14 @@ def test_a_live_viewer_who_saw_every_byte_is_not_told_of_a_cut() -> None:
     cap.feed(whole)
     cap.finish(notices.append)
     assert b"".join(streamed) == whole and notices == [] and cap.truncated
+
+
+def test_the_cut_never_splits_a_character() -> None:
+    """Head and tail end at byte counts; a two-byte character cut in half must not become a replacement mark."""
+    cap = OutputCap(10)  # head 5 bytes, tail 5 bytes: both cuts fall in the middle of an "é"
+    cap.feed("é".encode() * 100)
+    head, notice, tail = cap.text().split("\n")
+    assert (head, tail) == ("éé", "éé") and "\ufffd" not in cap.text() and notice.startswith("[output cut")
+    whole = OutputCap(100)
+    whole.feed("é".encode() * 10)  # not cut: every character is kept
+    assert whole.text() == "é" * 10

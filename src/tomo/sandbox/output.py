@@ -9,6 +9,7 @@ printed at the end with :meth:`OutputCap.unstreamed_tail` and described with :me
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 
 OnOutput = Callable[[bytes], None]
@@ -57,11 +58,15 @@ class OutputCap:
         )
 
     def text(self) -> str:
-        head = bytes(self._head).decode("utf-8", "replace")
-        tail = bytes(self._tail).decode("utf-8", "replace")
         if not self.truncated:
-            return head + tail
-        return f"{head}\n{self.notice()}\n{tail}"
+            return (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
+        # Cut at character boundaries: a multi-byte character split by the cut is left out, not shown as "\ufffd".
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head), final=False)
+        tail = bytes(self._tail)
+        skip = 0
+        while skip < min(3, len(tail)) and tail[skip] & 0xC0 == 0x80:  # continuation bytes of a cut character
+            skip += 1
+        return f"{head}\n{self.notice()}\n{tail[skip:].decode('utf-8', 'replace')}"
 
     def unstreamed_tail(self) -> bytes:
         """The kept tail bytes a live viewer has not seen yet."""

@@ -334,3 +334,20 @@ async def test_a_result_that_cannot_be_shown_is_an_error_not_an_exception() -> N
     result = await reg.call(Agent("a", tools=("odd",)), call("odd"), CALLER)
     assert result.status == "error" and result.text == (
         "tool 'odd' ran but its result could not be shown: RuntimeError: no text for you")
+
+
+class Span(BaseModel):
+    path: str
+    line: int
+
+
+async def test_a_missing_nested_field_is_not_described_with_its_parents_type() -> None:
+    reg = Registry()
+
+    def show(span: Span) -> str:
+        """Show a span."""
+        return span.path
+
+    reg.register(show)
+    result = await reg.call(Agent("a", tools=("show",)), call("show", {"span": {"path": "a.py"}}), CALLER)
+    assert result.status == "error" and "span.line: required, but missing" in result.text

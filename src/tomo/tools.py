@@ -255,8 +255,9 @@ def _explain(tool: Tool, exc: ValidationError) -> str:
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         top = str(err["loc"][0]) if err["loc"] else ""
-        if err["type"] == "missing":
-            problems.append(f"{loc}: required{_expects(props.get(top))}, but missing")
+        if err["type"] == "missing":  # the expected type is only known here for a top-level parameter
+            expects = _expects(props.get(top)) if len(err["loc"]) == 1 else ""
+            problems.append(f"{loc}: required{expects}, but missing")
         elif err["type"] == "extra_forbidden":
             problems.append(f"{loc}: not a parameter of this tool")
         else:

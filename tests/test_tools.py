@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -190,6 +191,29 @@ def test_capped_text_is_cut_at_a_line_and_counted_in_lines() -> None:
 def test_an_empty_result_says_it_is_empty(value: Any) -> None:
     result = render_result("list_jobs", value, unit="jobs")
     assert result.ok and result.text.startswith("empty result: list_jobs returned no ")
+
+
+def test_a_generator_is_a_list_and_bytes_are_text() -> None:
+    """A tool that yields its hits is counted and capped like one that returns a list, not shown as
+    '<generator object ...>'; bytes read from a file are its text, not "b'...'"."""
+    result = render_result("refs", (f"ref {i}" for i in range(500)), cap=200, unit="references")
+    assert result.capped and result.total == 500 and "of 500 references" in result.text
+    assert render_result("refs", iter([])).text == "empty result: refs returned no items."
+    assert render_result("cat", "naïve\n".encode()).text == "naïve\n"
+
+
+async def test_an_async_generator_tool_yields_its_result() -> None:
+    reg = Registry()
+
+    async def hits(n: int) -> AsyncIterator[str]:
+        """Find hits."""
+        for i in range(n):
+            await asyncio.sleep(0)
+            yield f"hit {i}"
+
+    reg.register(hits, unit="hits")
+    result = await reg.call(Agent("a", tools=("hits",)), call("hits", {"n": 3}), CALLER)
+    assert result.ok and result.text == "hit 0\nhit 1\nhit 2" and result.value == ["hit 0", "hit 1", "hit 2"]
 
 
 def test_structured_results_are_json_per_item() -> None:

@@ -20,7 +20,7 @@ import json
 import re
 import time
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
@@ -226,6 +226,10 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
         value = await asyncio.to_thread(tool.fn, **kwargs) if tool.thread else tool.fn(**kwargs)
         if tool.is_async or inspect.isawaitable(value):
             value = await typing.cast(Awaitable[Any], value)
+        elif isinstance(value, AsyncIterator):  # a generator tool: its items are the result (and the value kept)
+            value = [item async for item in value]
+        elif isinstance(value, Iterator):
+            value = list(value)
     except TomoError as exc:
         text = f"tool {tool.name!r} failed: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
@@ -304,8 +308,13 @@ def render_result(tool: str, value: Any, cap: int = DEFAULT_CAP, unit: str = "it
     """Turns a handler's return value into text the model can read, cut to ``cap`` characters and saying so.
 
     Lists are counted in items (``unit``: "references", "jobs"...), strings in lines and characters. An empty result
-    says it is empty, so a model cannot mistake silence for a failure or invent content.
+    says it is empty, so a model cannot mistake silence for a failure or invent content. A generator (or any other
+    iterator) is a list the tool yields item by item; bytes are text the tool did not decode.
     """
+    if isinstance(value, Iterator):
+        value = list(value)
+    elif isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", "replace")
     if value is None or (isinstance(value, str | list | tuple | dict | set | frozenset) and not value) or (
         isinstance(value, str) and not value.strip()
     ):

@@ -355,6 +355,20 @@ async def test_a_compatible_server_that_wants_a_key_says_where_to_name_it() -> N
     assert "api_key_env under [providers.openai-compat]" in info.value.hint
 
 
+async def test_a_reply_cap_the_model_does_not_allow_says_where_to_lower_it() -> None:
+    """Anthropic's default cap (8192) is more than older models allow; the 400 must say which setting to lower."""
+    body = {"type": "error", "error": {"type": "invalid_request_error",
+                                       "message": "max_tokens: 8192 > 4096, which is the maximum allowed number of "
+                                                  "output tokens for claude-3-haiku-20240307"}}
+    with LoopbackServer() as server:
+        server.push(Canned(400, body))
+        model = anthropic_mod.AnthropicModel("claude-3-haiku-20240307", base_url=server.url, api_key="k",
+                                             retry=fast())
+        with pytest.raises(ModelError, match="refuses the reply-length cap") as info:
+            await model.chat([Message.user("x")])
+    assert "max_reply_tokens" in info.value.hint and len(server.requests) == 1
+
+
 async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
     with LoopbackServer() as server:
         server.push(sse(["data: <html>oops</html>\n\n"]))

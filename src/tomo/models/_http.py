@@ -136,6 +136,14 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             status=status,
             hint="shorten the context (fewer files, a smaller result cap) or pick a model with a larger window",
         )
+    if "max_tokens" in lowered or "max_completion_tokens" in lowered:  # e.g. Anthropic's 8192 default on a 4096 model
+        return ModelError(
+            f"{where} refuses the reply-length cap for {model!r} ({status}): {detail}",
+            provider=endpoint.provider,
+            status=status,
+            hint="this model allows shorter replies: set max_reply_tokens (e.g. 4096) under [agents.NAME] in "
+                 "tomo.toml",
+        )
     return ModelError(
         f"{where} rejected the request ({status}): {detail}",
         provider=endpoint.provider,

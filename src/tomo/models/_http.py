@@ -141,8 +141,8 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             f"{where} refuses the reply-length cap for {model!r} ({status}): {detail}",
             provider=endpoint.provider,
             status=status,
-            hint="this model allows shorter replies: set max_reply_tokens (e.g. 4096) under [agents.NAME] in "
-                 "tomo.toml",
+            hint="this model allows shorter replies: lower the loop's max_reply_tokens (e.g. 4096: under "
+                 "[agents.NAME] in tomo.toml, or Limits(max_reply_tokens=...)), or pick a newer model",
         )
     return ModelError(
         f"{where} rejected the request ({status}): {detail}",

@@ -375,3 +375,22 @@ async def test_a_missing_nested_field_is_not_described_with_its_parents_type() -
     reg.register(show)
     result = await reg.call(Agent("a", tools=("show",)), call("show", {"span": {"path": "a.py"}}), CALLER)
     assert result.status == "error" and "span.line: required, but missing" in result.text
+
+
+async def test_parameters_named_like_pydantic_attributes_register_quietly_and_work() -> None:
+    """`json`, `copy`, `model_name` are ordinary names for a tool's parameters; registering must neither fail nor
+    print pydantic's warnings into the user's terminal."""
+    import warnings
+
+    reg = Registry()
+
+    def convert(json: str, model_name: str, copy: int = 0) -> str:
+        """Convert."""
+        return f"{json}|{model_name}|{copy}"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.register(convert)
+    result = await reg.call(Agent("a", tools=("convert",)), call("convert", {"json": "j", "model_name": "m"}),
+                            CALLER)
+    assert result.text == "j|m|0"

@@ -20,6 +20,7 @@ import json
 import re
 import time
 import typing
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -413,9 +414,13 @@ def _build_tool(fn: Callable[..., Any], name: str, cap: int, unit: str, descript
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
     try:
-        validator = create_model(
-            f"{name}_args", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
-        )
+        with warnings.catch_warnings():  # a parameter may be called `json`, `copy` or `model_name`: it is not ours
+            warnings.filterwarnings("ignore", message="Field name .* shadows an attribute", category=UserWarning)
+            validator = create_model(
+                f"{name}_args",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False, protected_namespaces=()),
+                **fields,
+            )
         schema = validator.model_json_schema()
     except Exception as exc:
         raise ToolDefinitionError(f"tool {name!r} cannot be described as a JSON schema: {exc}",

@@ -332,6 +332,22 @@ async def test_openai_compatible_stream_without_call_indices_or_with_repeated_na
     assert reply.finish == "tool_calls"
 
 
+def test_openai_compatible_stream_without_indices_or_ids_tells_calls_apart_by_name_and_json() -> None:
+    """No index and no id at all: a named fragment after a whole call starts the next call (two greps in a row are
+    two calls), while a repeated name on unfinished arguments continues the same call."""
+    from tomo.models.openai import StreamAccumulator, from_response
+
+    def chunk(**fn: str) -> dict[str, object]:
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": fn}]}, "finish_reason": None}]}
+
+    acc = StreamAccumulator()
+    for c in (chunk(name="grep", arguments='{"pattern": "a"}'), chunk(name="grep", arguments='{"pattern"'),
+              chunk(name="grep", arguments=': "b"}'), chunk(arguments="")):
+        acc.feed(c)
+    calls = from_response(acc.response()).tool_calls
+    assert [(c.name, c.args) for c in calls] == [("grep", {"pattern": "a"}), ("grep", {"pattern": "b"})]
+
+
 async def test_openai_compatible_content_as_a_list_of_parts_is_read_as_text() -> None:
     """Mistral's reasoning models answer ``content`` as a list of parts, in whole replies and in stream deltas."""
     parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}, {"type": "text", "text": "Done."}]

@@ -129,6 +129,14 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
     )
 
 
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 class StreamAccumulator:
     """Folds ``chat.completion.chunk`` objects into deltas to show and the whole response ``from_response`` reads."""
 
@@ -182,8 +190,11 @@ class StreamAccumulator:
                 return found
         if last is None:
             return 0
-        if call_id or (fn.get("name") and self.calls[last]["name"]):
+        if call_id:
             return last + 1
+        name, previous = fn.get("name"), self.calls[last]
+        if name and previous["name"] and not (name == previous["name"] and not _whole_json(previous["arguments"])):
+            return last + 1  # a named fragment after a finished call starts the next one
         return last
 
     def response(self) -> dict[str, Any]:

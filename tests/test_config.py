@@ -73,3 +73,12 @@ def test_out_of_range_values_name_the_file_and_the_key(tmp_path: Path, toml: str
 def test_sandbox_kind_is_read_in_any_case(tmp_path: Path) -> None:
     (tmp_path / "tomo.toml").write_text('[sandbox]\nkind = " Local "\n')
     assert load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml").sandbox.kind == "local"
+
+
+def test_relative_sandbox_paths_are_relative_to_the_file_that_names_them(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "tomo.toml").write_text('[sandbox]\nro_paths = ["data", "/srv/x", "~/cache"]\nrw_paths = ["out"]\n')
+    settings = load_settings(project, env={}, user_file=tmp_path / "none.toml")
+    assert settings.sandbox.ro_paths == [str(project / "data"), "/srv/x", "~/cache"]
+    assert settings.sandbox.rw_paths == [str(project / "out")]

@@ -107,6 +107,20 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}", hint="check the path and its permissions") from exc
 
 
+def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Relative ``[sandbox]`` paths are relative to the file that names them, not to wherever tomo was started."""
+    sandbox = data.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return data
+    anchored = dict(sandbox)
+    for key in ("ro_paths", "rw_paths"):
+        paths = sandbox.get(key)
+        if isinstance(paths, list):
+            anchored[key] = [str(base / p) if isinstance(p, str) and not p.startswith(("/", "~")) else p
+                             for p in paths]
+    return {**data, "sandbox": anchored}
+
+
 def find_project_file(start: Path) -> Path | None:
     for directory in (start, *start.parents):
         candidate = directory / PROJECT_FILE
@@ -147,8 +161,8 @@ def load_settings(
     if project is not None and project.is_file():
         layers.append((str(project), read_toml(project)))
     merged: dict[str, Any] = {}
-    for _, data in layers:
-        merged = _deep_merge(merged, data)
+    for name, data in layers:
+        merged = _deep_merge(merged, _anchor_paths(data, Path(name).parent))
     merged = _deep_merge(merged, _env_overrides(env))
     try:
         settings = Settings.model_validate(merged)

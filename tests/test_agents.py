@@ -92,3 +92,11 @@ def test_limits_defaults_can_be_overridden_per_load() -> None:
     assert Limits().merge(max_steps=3, max_tool_calls=None) == Limits(max_steps=3)
     agent = Agent("x", tools=["a", "b"])  # type: ignore[arg-type]
     assert agent.tools == ("a", "b") and agent.allowed == frozenset({"a", "b"})
+
+
+def test_every_limit_of_the_loop_can_be_set_per_agent(tmp_path: Path) -> None:
+    toml = ("[agents.a]\ntools = [\"list_jobs\"]\nmax_steps = 7\nmax_tool_calls = 9\nmax_tokens_total = 5000\n"
+            "max_malformed = 1\nmax_reply_tokens = 512\n")
+    agent = load_agents(settings_from(tmp_path, toml), make_registry()[0])["a"]
+    assert agent.limits == Limits(max_steps=7, max_tool_calls=9, max_tokens_total=5000, max_malformed=1,
+                                  max_reply_tokens=512)

@@ -51,3 +51,34 @@ def test_unknown_sections_are_kept(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml")
     assert settings.section("team") == {"budget": 1000}
     assert settings.section("web") == {}
+
+
+@pytest.mark.parametrize(("toml", "key"), [
+    ('[sandbox]\nkind = "docker"\n', "sandbox.kind"),
+    ("[sandbox]\ntimeout_s = -1\n", "sandbox.timeout_s"),
+    ("[sandbox]\noutput_bytes = 10\n", "sandbox.output_bytes"),
+    ("[sandbox]\nmax_pids = -5\n", "sandbox.max_pids"),
+    ("[agents.reader]\nmax_steps = 0\n", "agents.reader.max_steps"),
+    ("[agents.reader]\nmax_tokens_total = -100\n", "agents.reader.max_tokens_total"),
+])
+def test_out_of_range_values_name_the_file_and_the_key(tmp_path: Path, toml: str, key: str) -> None:
+    """Caught when the file is read, with its name and the key, not later as a bare 'timeout must be positive'
+    from the sandbox or a run that stops before its first step."""
+    (tmp_path / "tomo.toml").write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml")
+    assert key in str(info.value) and str(tmp_path / "tomo.toml") in str(info.value)
+
+
+def test_sandbox_kind_is_read_in_any_case(tmp_path: Path) -> None:
+    (tmp_path / "tomo.toml").write_text('[sandbox]\nkind = " Local "\n')
+    assert load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml").sandbox.kind == "local"
+
+
+def test_relative_sandbox_paths_are_relative_to_the_file_that_names_them(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "tomo.toml").write_text('[sandbox]\nro_paths = ["data", "/srv/x", "~/cache"]\nrw_paths = ["out"]\n')
+    settings = load_settings(project, env={}, user_file=tmp_path / "none.toml")
+    assert settings.sandbox.ro_paths == [str(project / "data"), "/srv/x", "~/cache"]
+    assert settings.sandbox.rw_paths == [str(project / "out")]

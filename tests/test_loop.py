@@ -14,6 +14,7 @@ from tomo.events import (
     ListSink,
     ModelCalled,
     ModelThinking,
+    Notice,
     ReplyTruncated,
     ResultCapped,
     ToolCalled,
@@ -168,6 +169,21 @@ async def test_a_length_finish_is_flagged_never_passed_on_as_complete() -> None:
     assert out.truncated and not out.completed and out.finish == "length"
     assert out.text == "The fix is to chan"
     assert [e.step for e in sink.of(ReplyTruncated)] == [1]
+
+
+async def test_a_refused_or_broken_off_reply_is_a_warning_not_a_quiet_answer() -> None:
+    """Like ``length``: a refusal (Anthropic's ``refusal``, OpenAI's ``content_filter``) or a stream that broke off
+    (finish ``error``) is not a complete answer, so the user is warned, not just handed the text."""
+    for finish, words in (("content_filter", "refused"), ("error", "broke off")):
+        sink = ListSink()
+        model = ScriptedModel([{"content": "I can", "finish": finish}])
+        out = await run(READER, model, Counter().registry, CALLER, "fix it", sink=sink)
+        assert not out.completed and out.finish == finish
+        warnings = [n.text for n in sink.of(Notice) if n.level == "warning"]
+        assert len(warnings) == 1 and words in warnings[0] and "not complete" in warnings[0]
+    sink = ListSink()
+    await run(READER, ScriptedModel([{"content": "Done."}]), Counter().registry, CALLER, "fix it", sink=sink)
+    assert sink.of(Notice) == []
 
 
 async def test_a_capped_result_is_described_in_words_to_the_model_and_the_user() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,6 +146,25 @@ async def test_a_handler_that_raises_comes_back_as_text() -> None:
     assert polite_result.text == "tool 'polite' failed: no such job (hint: list the jobs first)"
 
 
+async def test_a_handler_that_calls_sys_exit_is_an_error_not_the_end_of_tomo() -> None:
+    """A tool wrapping a command-line main (argparse exits on bad options) raises SystemExit, which is not an
+    Exception: it must come back to the model as a failure, not end the whole run."""
+    import argparse
+
+    reg = Registry()
+
+    def cli(flag: str) -> str:
+        parser = argparse.ArgumentParser(prog="lint", exit_on_error=False)
+        parser.add_argument("--level", type=int)
+        parser.parse_args([flag, "high"])
+        return "linted"
+
+    reg.register(cli)
+    result = await reg.call(Agent("a", tools=("cli",)), call("cli", {"flag": "--bogus"}), CALLER)
+    assert result.status == "error"
+    assert result.text.startswith("tool 'cli' failed: it called sys.exit(2)")
+
+
 def test_capped_list_says_how_much_was_shown_in_words() -> None:
     refs = [f"src/mod_{i}.py:{i}: use_it()" for i in range(1234)]
     result = render_result("references", refs, cap=1000, unit="references")
@@ -171,6 +191,29 @@ def test_capped_text_is_cut_at_a_line_and_counted_in_lines() -> None:
 def test_an_empty_result_says_it_is_empty(value: Any) -> None:
     result = render_result("list_jobs", value, unit="jobs")
     assert result.ok and result.text.startswith("empty result: list_jobs returned no ")
+
+
+def test_a_generator_is_a_list_and_bytes_are_text() -> None:
+    """A tool that yields its hits is counted and capped like one that returns a list, not shown as
+    '<generator object ...>'; bytes read from a file are its text, not "b'...'"."""
+    result = render_result("refs", (f"ref {i}" for i in range(500)), cap=200, unit="references")
+    assert result.capped and result.total == 500 and "of 500 references" in result.text
+    assert render_result("refs", iter([])).text == "empty result: refs returned no items."
+    assert render_result("cat", "naïve\n".encode()).text == "naïve\n"
+
+
+async def test_an_async_generator_tool_yields_its_result() -> None:
+    reg = Registry()
+
+    async def hits(n: int) -> AsyncIterator[str]:
+        """Find hits."""
+        for i in range(n):
+            await asyncio.sleep(0)
+            yield f"hit {i}"
+
+    reg.register(hits, unit="hits")
+    result = await reg.call(Agent("a", tools=("hits",)), call("hits", {"n": 3}), CALLER)
+    assert result.ok and result.text == "hit 0\nhit 1\nhit 2" and result.value == ["hit 0", "hit 1", "hit 2"]
 
 
 def test_structured_results_are_json_per_item() -> None:
@@ -315,3 +358,39 @@ async def test_a_result_that_cannot_be_shown_is_an_error_not_an_exception() -> N
     result = await reg.call(Agent("a", tools=("odd",)), call("odd"), CALLER)
     assert result.status == "error" and result.text == (
         "tool 'odd' ran but its result could not be shown: RuntimeError: no text for you")
+
+
+class Span(BaseModel):
+    path: str
+    line: int
+
+
+async def test_a_missing_nested_field_is_not_described_with_its_parents_type() -> None:
+    reg = Registry()
+
+    def show(span: Span) -> str:
+        """Show a span."""
+        return span.path
+
+    reg.register(show)
+    result = await reg.call(Agent("a", tools=("show",)), call("show", {"span": {"path": "a.py"}}), CALLER)
+    assert result.status == "error" and "span.line: required, but missing" in result.text
+
+
+async def test_parameters_named_like_pydantic_attributes_register_quietly_and_work() -> None:
+    """`json`, `copy`, `model_name` are ordinary names for a tool's parameters; registering must neither fail nor
+    print pydantic's warnings into the user's terminal."""
+    import warnings
+
+    reg = Registry()
+
+    def convert(json: str, model_name: str, copy: int = 0) -> str:
+        """Convert."""
+        return f"{json}|{model_name}|{copy}"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.register(convert)
+    result = await reg.call(Agent("a", tools=("convert",)), call("convert", {"json": "j", "model_name": "m"}),
+                            CALLER)
+    assert result.text == "j|m|0"

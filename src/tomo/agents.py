@@ -56,7 +56,9 @@ def agent_from_settings(name: str, settings: AgentSettings, registry: Registry, 
         dupes = sorted({t for t in settings.tools if settings.tools.count(t) > 1})
         raise ConfigError(f"agent {name!r} lists {', '.join(dupes)} more than once", hint="list each tool once")
     limits = (defaults or Limits()).merge(max_steps=settings.max_steps, max_tool_calls=settings.max_tool_calls,
-                                          max_tokens_total=settings.max_tokens_total)
+                                          max_tokens_total=settings.max_tokens_total,
+                                          max_malformed=settings.max_malformed,
+                                          max_reply_tokens=settings.max_reply_tokens)
     return Agent(name, settings.tier, settings.prompt, tuple(settings.tools), settings.force_tools, limits)
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tomo.errors import ConfigError
 
@@ -39,24 +39,33 @@ class AgentSettings(BaseModel):
     prompt: str = ""
     tools: list[str] = Field(default_factory=list)
     force_tools: bool = False
-    max_steps: int | None = None
-    max_tool_calls: int | None = None
-    max_tokens_total: int | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    max_tokens_total: int | None = Field(default=None, ge=1)
+    max_malformed: int | None = Field(default=None, ge=1)
+    max_reply_tokens: int | None = Field(default=None, ge=1)
 
 
 class SandboxSettings(BaseModel):
+    """Checked here, so a bad value is reported with the file and the key rather than at the first run."""
+
     model_config = ConfigDict(extra="forbid")
-    kind: str = "auto"  # auto | strict | local
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-    cpu_s: int = 120
-    file_size_mb: int = 256
-    open_files: int = 256
-    max_pids: int = 256
-    output_bytes: int = 200_000
+    kind: Literal["auto", "strict", "local"] = "auto"
+    timeout_s: float = Field(default=60.0, gt=0)
+    memory_mb: int = Field(default=2048, ge=0)  # 0 leaves a limit unset
+    cpu_s: int = Field(default=120, ge=0)
+    file_size_mb: int = Field(default=256, ge=0)
+    open_files: int = Field(default=256, ge=0)
+    max_pids: int = Field(default=256, ge=0)
+    output_bytes: int = Field(default=200_000, ge=64)
     network: bool = False
     ro_paths: list[str] = Field(default_factory=list)
     rw_paths: list[str] = Field(default_factory=list)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind_any_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class Settings(BaseModel):
@@ -96,6 +105,20 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}", hint="fix the line named above") from exc
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}", hint="check the path and its permissions") from exc
+
+
+def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Relative ``[sandbox]`` paths are relative to the file that names them, not to wherever tomo was started."""
+    sandbox = data.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return data
+    anchored = dict(sandbox)
+    for key in ("ro_paths", "rw_paths"):
+        paths = sandbox.get(key)
+        if isinstance(paths, list):
+            anchored[key] = [str(base / p) if isinstance(p, str) and not p.startswith(("/", "~")) else p
+                             for p in paths]
+    return {**data, "sandbox": anchored}
 
 
 def find_project_file(start: Path) -> Path | None:
@@ -138,8 +161,8 @@ def load_settings(
     if project is not None and project.is_file():
         layers.append((str(project), read_toml(project)))
     merged: dict[str, Any] = {}
-    for _, data in layers:
-        merged = _deep_merge(merged, data)
+    for name, data in layers:
+        merged = _deep_merge(merged, _anchor_paths(data, Path(name).parent))
     merged = _deep_merge(merged, _env_overrides(env))
     try:
         settings = Settings.model_validate(merged)

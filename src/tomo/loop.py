@@ -25,6 +25,7 @@ from tomo.events import (
     LimitReached,
     ModelCalled,
     ModelThinking,
+    Notice,
     NullSink,
     ReplyTruncated,
     ResultCapped,
@@ -89,6 +90,12 @@ class _Stop(Exception):
         self.reason, self.value = reason, value
 
 
+# Finishes that, like ``length``, mean the text is not a whole answer: the user is warned, never handed it as one.
+_UNFINISHED: dict[Finish, str] = {
+    "content_filter": "the model refused or its reply was filtered; the answer is not complete",
+    "error": "the model's reply broke off (the provider failed mid-reply); the answer is not complete",
+}
+
 _LIMIT_WORDS: dict[StopReason, str] = {
     "steps": "the step limit ({} model calls)",
     "tool_calls": "the tool-call limit ({} calls)",
@@ -148,6 +155,8 @@ async def run(
             out.truncated = reply.finish == "length"
             if out.truncated:
                 emit(ReplyTruncated(name, out.steps))  # renderers show it as a warning: the answer is incomplete
+            elif reply.finish in _UNFINISHED:
+                emit(Notice("warning", f"{name}: {_UNFINISHED[reply.finish]} (step {out.steps})"))
             if not message.tool_calls:
                 out.text = message.content
                 return out

@@ -20,7 +20,8 @@ import json
 import re
 import time
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
@@ -226,11 +227,18 @@ async def _invoke(tool: Tool, raw: dict[str, Any], caller: Caller) -> ToolResult
         value = await asyncio.to_thread(tool.fn, **kwargs) if tool.thread else tool.fn(**kwargs)
         if tool.is_async or inspect.isawaitable(value):
             value = await typing.cast(Awaitable[Any], value)
+        elif isinstance(value, AsyncIterator):  # a generator tool: its items are the result (and the value kept)
+            value = [item async for item in value]
+        elif isinstance(value, Iterator):
+            value = list(value)
     except TomoError as exc:
         text = f"tool {tool.name!r} failed: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
     except Exception as exc:
         text = f"tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
+        return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
+    except SystemExit as exc:  # a wrapped command-line main (argparse on a bad option): the tool failed, not tomo
+        text = f"tool {tool.name!r} failed: it called sys.exit({exc.code!r})"
         return ToolResult(tool.name, "error", text, dropped=dropped, seconds=time.perf_counter() - started)
     seconds = time.perf_counter() - started
     try:
@@ -252,8 +260,9 @@ def _explain(tool: Tool, exc: ValidationError) -> str:
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         top = str(err["loc"][0]) if err["loc"] else ""
-        if err["type"] == "missing":
-            problems.append(f"{loc}: required{_expects(props.get(top))}, but missing")
+        if err["type"] == "missing":  # the expected type is only known here for a top-level parameter
+            expects = _expects(props.get(top)) if len(err["loc"]) == 1 else ""
+            problems.append(f"{loc}: required{expects}, but missing")
         elif err["type"] == "extra_forbidden":
             problems.append(f"{loc}: not a parameter of this tool")
         else:
@@ -300,8 +309,13 @@ def render_result(tool: str, value: Any, cap: int = DEFAULT_CAP, unit: str = "it
     """Turns a handler's return value into text the model can read, cut to ``cap`` characters and saying so.
 
     Lists are counted in items (``unit``: "references", "jobs"...), strings in lines and characters. An empty result
-    says it is empty, so a model cannot mistake silence for a failure or invent content.
+    says it is empty, so a model cannot mistake silence for a failure or invent content. A generator (or any other
+    iterator) is a list the tool yields item by item; bytes are text the tool did not decode.
     """
+    if isinstance(value, Iterator):
+        value = list(value)
+    elif isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", "replace")
     if value is None or (isinstance(value, str | list | tuple | dict | set | frozenset) and not value) or (
         isinstance(value, str) and not value.strip()
     ):
@@ -400,9 +414,13 @@ def _build_tool(fn: Callable[..., Any], name: str, cap: int, unit: str, descript
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
     try:
-        validator = create_model(
-            f"{name}_args", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
-        )
+        with warnings.catch_warnings():  # a parameter may be called `json`, `copy` or `model_name`: it is not ours
+            warnings.filterwarnings("ignore", message="Field name .* shadows an attribute", category=UserWarning)
+            validator = create_model(
+                f"{name}_args",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False, protected_namespaces=()),
+                **fields,
+            )
         schema = validator.model_json_schema()
     except Exception as exc:
         raise ToolDefinitionError(f"tool {name!r} cannot be described as a JSON schema: {exc}",

@@ -71,6 +71,20 @@ def test_without_the_gateway_only_scripted_specs_work(monkeypatch: pytest.Monkey
     assert isinstance(resolve_model(script(tmp_path)), ScriptedModel)
 
 
+def test_the_models_own_notices_reach_the_user(run_tomo, shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retry (and Ollama's context-window warning) is emitted by the model adapter; `tomo assist` must give the
+    model the run's sink, or the user never sees them."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "models"))  # the gateway's loopback servers
+    from loopback import Canned, LoopbackServer, ollama_body
+
+    with LoopbackServer(lambda _: Canned(body=ollama_body("Nothing to rename."))) as server:
+        server.push(Canned(500, {"error": "model runner crashed"}))
+        done = run_tomo("assist", TASK, "--model", "ollama:qwen-test", "--root", str(shop),
+                        env={"OLLAMA_HOST": server.url})
+    assert done.returncode == 0, done.stderr
+    assert "HTTP 500; retry 1 of 2" in done.stdout
+
+
 def test_transcript_is_written_and_replays_as_the_same_run(run_tomo, shop: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
     done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--transcript", str(transcript))

@@ -200,3 +200,7 @@ def test_tomo_models_without_any_model_explains_how_to_connect(run_tomo: Callabl
     assert report["default"]["spec"] is None and "ollama pull" in report["default"]["hint"]
     assert report["tiers"] == {}
 
+    (tmp_path / "tomo.toml").write_text('[tiers]\ndeep = "openai:gpt-5"\n')  # the tiers set are shown regardless
+    report = json.loads(run_tomo("models", "--json", "--timeout", "0.5", cwd=tmp_path, env=env).stdout)
+    assert report["tiers"] == {"deep": {"spec": "openai:gpt-5", "from": "tomo.toml [tiers]"}}
+

@@ -307,6 +307,84 @@ def test_openai_stream_fragments_of_parallel_calls_may_interleave() -> None:
     assert all(c.id for c in reply.tool_calls) and reply.finish == "tool_calls"  # "stop" + calls = tool_calls
 
 
+async def test_openai_compatible_stream_without_call_indices_or_with_repeated_names() -> None:
+    """Some compatible servers send tool-call fragments with no ``index`` (or ``"index": null``), and some repeat the
+    whole name in every fragment; the calls must still come out whole, over real HTTP."""
+    def chunk(*calls: dict[str, object], finish: str | None = None) -> str:
+        body = {"choices": [{"index": 0, "delta": {"tool_calls": list(calls)} if calls else {},
+                             "finish_reason": finish}]}
+        return f"data: {json.dumps(body)}\n\n"
+
+    chunks = [
+        chunk({"index": None, "id": "c1", "function": {"name": "grep", "arguments": '{"pattern"'}}),
+        chunk({"function": {"arguments": ': "a"}'}}),  # no index, no id: continues the last call
+        chunk({"id": "c2", "function": {"name": "read_file", "arguments": ""}}),  # a new id: a new call
+        chunk({"id": "c2", "function": {"name": "read_file", "arguments": '{"path": "b"}'}}),  # name repeated
+        chunk(finish="tool_calls"), "data: [DONE]\n\n",
+    ]
+    with LoopbackServer() as server:
+        server.push(sse(chunks))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", provider="openai-compat", retry=fast())
+        events = [e async for e in model.stream([Message.user("x")], [GREP, READ])]
+    reply = events[-1].reply  # type: ignore[union-attr]
+    assert [(c.id, c.name, c.args, c.malformed) for c in reply.tool_calls] == [
+        ("c1", "grep", {"pattern": "a"}, None), ("c2", "read_file", {"path": "b"}, None)]
+    assert reply.finish == "tool_calls"
+
+
+def test_openai_compatible_stream_without_indices_or_ids_tells_calls_apart_by_name_and_json() -> None:
+    """No index and no id at all: a named fragment after a whole call starts the next call (two greps in a row are
+    two calls), while a repeated name on unfinished arguments continues the same call."""
+    from tomo.models.openai import StreamAccumulator, from_response
+
+    def chunk(**fn: str) -> dict[str, object]:
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": fn}]}, "finish_reason": None}]}
+
+    acc = StreamAccumulator()
+    for c in (chunk(name="grep", arguments='{"pattern": "a"}'), chunk(name="grep", arguments='{"pattern"'),
+              chunk(name="grep", arguments=': "b"}'), chunk(arguments="")):
+        acc.feed(c)
+    calls = from_response(acc.response()).tool_calls
+    assert [(c.name, c.args) for c in calls] == [("grep", {"pattern": "a"}), ("grep", {"pattern": "b"})]
+
+
+async def test_openai_compatible_content_as_a_list_of_parts_is_read_as_text() -> None:
+    """Mistral's reasoning models answer ``content`` as a list of parts, in whole replies and in stream deltas."""
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}, {"type": "text", "text": "Done."}]
+    body = openai_body(None)
+    body["choices"][0]["message"]["content"] = parts
+    delta = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": "stop"}]}
+    with LoopbackServer() as server:
+        server.push(Canned(body=body), sse([f"data: {json.dumps(delta)}\n\n", "data: [DONE]\n\n"]))
+        model = OpenAIModel("m", base_url=server.url, api_key="k", provider="openai-compat", retry=fast())
+        whole = await model.chat([Message.user("x")])
+        events = [e async for e in model.stream([Message.user("x")])]
+    assert whole.text == "Done." and events[-1].reply.text == "Done."  # type: ignore[union-attr]
+
+
+async def test_a_compatible_server_that_wants_a_key_says_where_to_name_it() -> None:
+    with LoopbackServer() as server:
+        server.push(Canned(401, {"error": {"message": "missing bearer token"}}))
+        model = OpenAIModel("m", base_url=server.url, key_env=None, provider="openai-compat", retry=fast())
+        with pytest.raises(ModelError, match="rejected the API key") as info:
+            await model.chat([Message.user("x")])
+    assert "api_key_env under [providers.openai-compat]" in info.value.hint
+
+
+async def test_a_reply_cap_the_model_does_not_allow_says_where_to_lower_it() -> None:
+    """Anthropic's default cap (8192) is more than older models allow; the 400 must say which setting to lower."""
+    body = {"type": "error", "error": {"type": "invalid_request_error",
+                                       "message": "max_tokens: 8192 > 4096, which is the maximum allowed number of "
+                                                  "output tokens for claude-3-haiku-20240307"}}
+    with LoopbackServer() as server:
+        server.push(Canned(400, body))
+        model = anthropic_mod.AnthropicModel("claude-3-haiku-20240307", base_url=server.url, api_key="k",
+                                             retry=fast())
+        with pytest.raises(ModelError, match="refuses the reply-length cap") as info:
+            await model.chat([Message.user("x")])
+    assert "max_reply_tokens" in info.value.hint and len(server.requests) == 1
+
+
 async def test_a_stream_chunk_that_is_not_json_is_a_clear_error() -> None:
     with LoopbackServer() as server:
         server.push(sse(["data: <html>oops</html>\n\n"]))

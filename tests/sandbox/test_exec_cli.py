@@ -21,6 +21,17 @@ def test_runs_in_the_strict_box_and_exits_with_the_code(run_tomo, ws: Path) -> N
     assert (ws / "made.txt").read_text() == "hi\n"
 
 
+def test_a_missing_program_exits_127_in_both_boxes(run_tomo, ws: Path) -> None:
+    """Like a shell: 127 and a sentence, not bwrap's bare exit 1 (which a script cannot tell from the program's)."""
+    for kind in ("strict", "local"):
+        out = run_tomo("exec", "--sandbox", kind, "--root", str(ws), "--", "no-such-program-tomo", "arg")
+        assert out.returncode == 127, (kind, out.stderr)
+        assert "tomo: cannot run 'no-such-program-tomo': No such file or directory" in out.stdout + out.stderr
+        for path in ("./missing.sh", "/opt/no-such-dir-tomo/run"):  # a path, relative to the workspace or absolute
+            out = run_tomo("exec", "--sandbox", kind, "--root", str(ws), "--", path)
+            assert out.returncode == 127 and f"cannot run '{path}'" in out.stdout + out.stderr, (kind, path)
+
+
 def test_timeout_exits_124_and_says_so(run_tomo, ws: Path) -> None:
     out = run_tomo("exec", "--root", str(ws), "--timeout", "1", "--", "sh", "-c", "echo started; sleep 30")
     assert out.returncode == 124

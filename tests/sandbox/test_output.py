@@ -46,4 +46,29 @@ def test_cap_matches_a_slice_of_the_whole(chunks: list[bytes], limit: int) -> No
         cap_live.finish(notices.append)
         # a live viewer sees the first `limit` bytes, then (after the notice) only the tail it has not seen
         assert b"".join(streamed) == whole[:limit] + whole[max(limit, len(whole) - len(tail)):]
-        assert notices and f"{len(whole):,} bytes in all" in notices[0]
+        dropped = max(limit, len(whole) - len(tail)) - limit
+        assert len(notices) == (1 if dropped else 0)  # a viewer who missed nothing is not told of a cut
+        assert not notices or f"{dropped:,} bytes were not shown" in notices[0]
+
+
+def test_a_live_viewer_who_saw_every_byte_is_not_told_of_a_cut() -> None:
+    """121 bytes under a 100-byte cap: the result keeps 50 + 50, but live, the first 100 and then the missing 21
+    are shown: every byte. Saying "output cut: 0 bytes were not shown" would be noise."""
+    streamed: list[bytes] = []
+    notices: list[str] = []
+    cap = OutputCap(100, streamed.append)
+    whole = b"a" * 59 + b"\n" + b"b" * 60 + b"\n"
+    cap.feed(whole)
+    cap.finish(notices.append)
+    assert b"".join(streamed) == whole and notices == [] and cap.truncated
+
+
+def test_the_cut_never_splits_a_character() -> None:
+    """Head and tail end at byte counts; a two-byte character cut in half must not become a replacement mark."""
+    cap = OutputCap(10)  # head 5 bytes, tail 5 bytes: both cuts fall in the middle of an "é"
+    cap.feed("é".encode() * 100)
+    head, notice, tail = cap.text().split("\n")
+    assert (head, tail) == ("éé", "éé") and "\ufffd" not in cap.text() and notice.startswith("[output cut")
+    whole = OutputCap(100)
+    whole.feed("é".encode() * 10)  # not cut: every character is kept
+    assert whole.text() == "é" * 10

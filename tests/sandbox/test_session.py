@@ -44,6 +44,16 @@ async def test_errors_and_exit_codes(box: Sandbox, ws: Path) -> None:
     assert still.output == "alive\n" and py.starts == 1
 
 
+async def test_sys_exit_with_a_message_prints_it_like_python_does(box: Sandbox, ws: Path) -> None:
+    """``sys.exit("usage: ...")`` prints the message and exits 1 in a plain run; a session block must do the same."""
+    async with box.session(ws) as py:
+        said = await py.run("import sys; sys.exit('usage: tool FILE')")
+        quiet = await py.run("raise SystemExit")
+    plain = await box.run("import sys; sys.exit('usage: tool FILE')", "python", ws)
+    assert (said.exit_code, said.output) == (plain.exit_code, plain.output) == (1, "usage: tool FILE\n")
+    assert (quiet.exit_code, quiet.output) == (0, "")
+
+
 async def test_input_cannot_read_the_protocol(box: Sandbox, ws: Path) -> None:
     async with box.session(ws) as py:
         result = await py.run("try:\n    input()\nexcept EOFError:\n    print('eof')")

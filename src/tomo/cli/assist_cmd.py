@@ -19,7 +19,7 @@ from tomo.models.scripted import ScriptedModel
 from tomo.prism import Graph
 
 
-def resolve_model(spec: str | None, root: Path | None = None) -> Model:
+def resolve_model(spec: str | None, root: Path | None = None, sink: Sink | None = None) -> Model:
     """The model for ``--model SPEC`` (or the detected default), with the settings of ``root``'s tomo.toml. Uses the
     gateway when this tomo has it; without it only ``scripted:PATH`` works, and any other spec is a clear error."""
     try:
@@ -32,7 +32,8 @@ def resolve_model(spec: str | None, root: Path | None = None) -> Model:
                           hint="pass --model scripted:PATH (a recorded session), or install a tomo with "
                                "tomo.models.gateway for ollama:/claude:/openai: models") from None
     settings = load_settings(root)
-    return model_from_spec(spec or detect_default_model(settings), settings)
+    # The model gets the run's sink too: its retries and Ollama's context-window warning are for the user's eyes.
+    return model_from_spec(spec or detect_default_model(settings), settings, sink=sink)
 
 
 @app.command("assist")
@@ -56,7 +57,6 @@ def assist_cmd(
     """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
-    chosen = resolve_model(model, root.resolve())
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
                             verify=verify, keep=keep, max_turns=max_turns, stream=not as_json)
     console = Console(highlight=False)
@@ -64,6 +64,7 @@ def assist_cmd(
     shown: Sink = events if as_json else AssistSink(console)
     recorder = JsonlSink(transcript) if transcript else None
     sink: Sink = TeeSink(shown, recorder) if recorder else shown
+    chosen = resolve_model(model, root.resolve(), sink)
     if as_json:
         graph = Graph.open(root)
     else:

@@ -32,8 +32,10 @@ def models(
         found = None
         report["default"] = {"spec": None, "error": exc.message, "hint": exc.hint}
     try:
-        table = tier_table(settings, default_spec=found.spec if found else None) if found or all(
-            t in settings.tiers for t in TIERS) else {}
+        if found or all(t in settings.tiers for t in TIERS):
+            table = tier_table(settings, default_spec=found.spec if found else None)
+        else:  # no default to derive the others from: still show what tomo.toml sets
+            table = {t: (settings.tiers[t], "tomo.toml [tiers]") for t in TIERS if t in settings.tiers}
     except TomoError as exc:
         table = {}
         report["tiers_error"] = {"error": exc.message, "hint": exc.hint}

@@ -107,7 +107,11 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             f"{where} {verb} ({status}): {detail}",
             provider=endpoint.provider,
             status=status,
-            hint=f"set {var} to a valid key{endpoint.key_hint}" if endpoint.key_env else "check the server's API key",
+            hint=f"set {var} to a valid key{endpoint.key_hint}" if endpoint.key_env else
+            "check the server's API key (Ollama takes none: a proxy in front of it is asking)"
+            if endpoint.provider == "ollama" else
+            f"this server wants a key: name the variable that holds it with api_key_env under "
+            f"[providers.{endpoint.provider}] in tomo.toml",
         )
     if status == 404:
         hint = (
@@ -131,6 +135,14 @@ def error_for(response: httpx.Response, endpoint: Endpoint, model: str) -> Model
             provider=endpoint.provider,
             status=status,
             hint="shorten the context (fewer files, a smaller result cap) or pick a model with a larger window",
+        )
+    if "max_tokens" in lowered or "max_completion_tokens" in lowered:  # e.g. Anthropic's 8192 default on a 4096 model
+        return ModelError(
+            f"{where} refuses the reply-length cap for {model!r} ({status}): {detail}",
+            provider=endpoint.provider,
+            status=status,
+            hint="this model allows shorter replies: lower the loop's max_reply_tokens (e.g. 4096: under "
+                 "[agents.NAME] in tomo.toml, or Limits(max_reply_tokens=...)), or pick a newer model",
         )
     return ModelError(
         f"{where} rejected the request ({status}): {detail}",

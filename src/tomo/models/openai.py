@@ -95,6 +95,18 @@ def to_request(
     return body
 
 
+def content_text(content: Any) -> str:
+    """``content`` as text. Usually a string, but some compatible servers (Mistral's reasoning models, for one) send
+    a list of parts; only the ``text`` parts are the answer (``thinking`` parts are not)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content)
+
+
 def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Reply:
     """A ``chat.completion`` object -> ``Reply``. ``tool_names`` enables recovery of calls written as text."""
     choices = data.get("choices") or [{}]
@@ -107,7 +119,7 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
         calls.append(ToolCall(raw.get("id") or make_call_id(), str(fn.get("name") or ""), args, malformed, raw_text))
     usage = data.get("usage") or {}
     return finish_reply(
-        str(msg.get("content") or ""),
+        content_text(msg.get("content")),
         calls,
         choice.get("finish_reason"),
         FINISH,
@@ -115,6 +127,14 @@ def from_response(data: dict[str, Any], tool_names: Collection[str] = ()) -> Rep
         Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
         str(data.get("model") or ""),
     )
+
+
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 class StreamAccumulator:
@@ -134,15 +154,18 @@ class StreamAccumulator:
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.text.append(delta["content"])
-                events.append(TextDelta(delta["content"]))
+            text = content_text(delta.get("content"))
+            if text:
+                self.text.append(text)
+                events.append(TextDelta(text))
             for raw in delta.get("tool_calls") or []:
-                index = int(raw.get("index", len(self.calls)))
                 fn = raw.get("function") or {}
+                index = self._slot(raw, fn)
                 slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
                 slot["id"] = slot["id"] or raw.get("id") or ""
-                slot["name"] += fn.get("name") or ""
+                name = fn.get("name") or ""
+                if name != slot["name"]:  # some servers repeat the whole name in every fragment
+                    slot["name"] += name
                 fragment = fn.get("arguments") or ""
                 if isinstance(fragment, dict):  # a few servers send an object even here
                     fragment = json.dumps(fragment)
@@ -151,6 +174,28 @@ class StreamAccumulator:
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
         return events
+
+    def _slot(self, raw: dict[str, Any], fn: dict[str, Any]) -> int:
+        """Which call a fragment belongs to. OpenAI always sends ``index``; some compatible servers send none (or
+        null): then a known id picks its call, a new id or a name after a named call starts one, and a bare
+        argument fragment continues the last call."""
+        index = raw.get("index")
+        if isinstance(index, int):
+            return index
+        last = max(self.calls) if self.calls else None
+        call_id = raw.get("id")
+        if call_id:
+            found = next((i for i, c in self.calls.items() if c["id"] == call_id), None)
+            if found is not None:
+                return found
+        if last is None:
+            return 0
+        if call_id:
+            return last + 1
+        name, previous = fn.get("name"), self.calls[last]
+        if name and previous["name"] and not (name == previous["name"] and not _whole_json(previous["arguments"])):
+            return last + 1  # a named fragment after a finished call starts the next one
+        return last
 
     def response(self) -> dict[str, Any]:
         calls = [

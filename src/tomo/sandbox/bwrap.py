@@ -37,7 +37,9 @@ INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), "
     "or choose the unconfined box explicitly with `--sandbox local` ([sandbox] kind = \"local\" in tomo.toml)"
 )
-
+# Run in the box instead of a program that is on none of its PATH directories (the box sees the host's root).
+MISSING_PROGRAM = ["/bin/sh", "-c",
+                   "printf \"tomo: cannot run '%s': No such file or directory\\n\" \"$0\" >&2; exit 127"]
 
 MIN_VERSION = (0, 8, 0)  # --disable-userns
 
@@ -144,8 +146,17 @@ class BubblewrapSandbox(Sandbox):
             os.close(write_end)
             fds.append(read_end)
             filter_args = ["--seccomp", str(read_end)]
+        if argv and self._missing(argv[0], workspace):
+            argv = MISSING_PROGRAM + argv[:1]  # exit 127 as a shell (and the local box) would; bwrap itself exits 1
         return Launch(argv=[*self.box_args(workspace), *filter_args, "--", *argv], env={}, cwd="/", rlimits=rlimits,
                       new_session=False, fds=fds)
+
+    def _missing(self, program: str, workspace: Path) -> bool:
+        """True when ``program`` surely does not exist in the box. The box's files are a subset of the host's (the
+        root read-only, some directories hidden behind empty tmpfs), so what the host lacks, the box lacks too."""
+        if "/" not in program:
+            return shutil.which(program, path=self.box_env()["PATH"]) is None
+        return not os.path.lexists(os.path.join(workspace, program))  # relative to the box's cwd, the workspace
 
     async def stop(self, running: Running) -> None:
         """SIGKILL to bwrap: --die-with-parent kills the box's pid 1, and the kernel then kills its whole namespace."""

@@ -9,6 +9,7 @@ printed at the end with :meth:`OutputCap.unstreamed_tail` and described with :me
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 
 OnOutput = Callable[[bytes], None]
@@ -57,11 +58,15 @@ class OutputCap:
         )
 
     def text(self) -> str:
-        head = bytes(self._head).decode("utf-8", "replace")
-        tail = bytes(self._tail).decode("utf-8", "replace")
         if not self.truncated:
-            return head + tail
-        return f"{head}\n{self.notice()}\n{tail}"
+            return (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
+        # Cut at character boundaries: a multi-byte character split by the cut is left out, not shown as "\ufffd".
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head), final=False)
+        tail = bytes(self._tail)
+        skip = 0
+        while skip < min(3, len(tail)) and tail[skip] & 0xC0 == 0x80:  # continuation bytes of a cut character
+            skip += 1
+        return f"{head}\n{self.notice()}\n{tail[skip:].decode('utf-8', 'replace')}"
 
     def unstreamed_tail(self) -> bytes:
         """The kept tail bytes a live viewer has not seen yet."""
@@ -69,11 +74,12 @@ class OutputCap:
         return bytes(self._tail[max(0, self.streamed - tail_start):])
 
     def finish(self, on_cut: Callable[[str], None] | None = None) -> None:
-        """Completes a live stream: if output was cut, says so (``on_cut``) and sends the tail the viewer missed."""
+        """Completes a live stream: sends the tail the viewer has not seen, saying first (``on_cut``) how much
+        between the streamed head and that tail was dropped, if anything was."""
         if self._on_output is None or not self.truncated:
             return
         tail = self.unstreamed_tail()
-        if on_cut is not None:
+        if on_cut is not None and self.total - self.streamed > len(tail):  # only when the viewer really misses bytes
             on_cut(self.stream_notice())
         self.streamed = self.total  # the viewer has now seen everything it will see
         if tail:

@@ -66,6 +66,8 @@ while True:
                 print(repr(value))
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
     except BaseException as exc:
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb is not None else None)

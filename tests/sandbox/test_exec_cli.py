@@ -66,7 +66,7 @@ def test_settings_choose_the_box(run_tomo, ws: Path) -> None:
 
 def test_bad_sandbox_kind_is_a_clear_error(run_tomo, ws: Path) -> None:
     out = run_tomo("exec", "--sandbox", "docker", "--root", str(ws), "--", "true")
-    assert out.returncode == 2
+    assert out.returncode == 125  # tomo failed, not the command
     assert "unknown sandbox kind 'docker'" in out.stderr and "auto, strict, local" in out.stderr
 
 
@@ -74,7 +74,7 @@ def test_without_bubblewrap_tomo_refuses_and_says_how_to_fix_it(run_tomo, ws: Pa
     empty = tmp_path / "empty-path"
     empty.mkdir()
     out = run_tomo("exec", "--root", str(ws), "--", "true", env={"PATH": str(empty)})
-    assert out.returncode == 2
+    assert out.returncode == 125  # tomo failed, not the command
     assert "bubblewrap" in out.stderr and "apt-get install bubblewrap" in out.stderr
     assert "--sandbox local" in out.stderr
     assert "([sandbox] kind" in out.stderr  # brackets in a hint are printed, not eaten as markup
@@ -82,4 +82,4 @@ def test_without_bubblewrap_tomo_refuses_and_says_how_to_fix_it(run_tomo, ws: Pa
 
 def test_missing_workspace_is_a_clear_error(run_tomo, tmp_path: Path) -> None:
     out = run_tomo("exec", "--root", str(tmp_path / "nope"), "--", "true")
-    assert out.returncode == 2 and "does not exist" in out.stderr
+    assert out.returncode == 125 and "does not exist" in out.stderr

@@ -31,6 +31,13 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def report_error(exc: TomoError) -> None:
+    """How every verb shows tomo's own errors: what was wrong, then how to fix it (no traceback)."""
+    err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
+    if exc.hint:
+        err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
+
+
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (  # noqa: F401
@@ -51,7 +58,5 @@ def main() -> None:
     try:
         app()
     except TomoError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
-        if exc.hint:
-            err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
+        report_error(exc)
         sys.exit(2)

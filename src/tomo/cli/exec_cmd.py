@@ -9,9 +9,9 @@ from pathlib import Path
 
 import typer
 
-from tomo.cli import app
+from tomo.cli import app, report_error
 from tomo.config import load_settings
-from tomo.errors import ConfigError
+from tomo.errors import ConfigError, TomoError
 
 
 @app.command(
@@ -30,8 +30,22 @@ def exec_(
 ) -> None:
     """Run COMMAND in the sandbox with --root as its workspace; exit with its exit code (124 on timeout).
 
+    tomo's own failures (no bubblewrap, a bad option or setting) exit 125, like coreutils' timeout and env, so a
+    script can tell them from the command's own exit codes.
+
     Example: tomo exec --root . --timeout 10 -- python -c "print('hi')"
     """
+    try:
+        _exec(command, sandbox, root, timeout, as_json)
+    except TomoError as exc:
+        report_error(exc)
+        raise typer.Exit(TOMO_FAILED) from exc
+
+
+TOMO_FAILED = 125
+
+
+def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | None, as_json: bool) -> None:
     from tomo.sandbox import Limits, make_sandbox
 
     settings = load_settings(root.resolve() if root.exists() else None)

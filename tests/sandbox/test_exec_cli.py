@@ -83,3 +83,10 @@ def test_without_bubblewrap_tomo_refuses_and_says_how_to_fix_it(run_tomo, ws: Pa
 def test_missing_workspace_is_a_clear_error(run_tomo, tmp_path: Path) -> None:
     out = run_tomo("exec", "--root", str(tmp_path / "nope"), "--", "true")
     assert out.returncode == 125 and "does not exist" in out.stderr
+
+
+@pytest.mark.parametrize("kind", ["strict", "local"])
+def test_a_pipe_reaches_the_command(run_tomo, ws: Path, kind: str) -> None:
+    out = run_tomo("exec", "--sandbox", kind, "--root", str(ws), "--", "tr", "a-z", "A-Z", input="piped in\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "PIPED IN\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -45,6 +46,16 @@ def exec_(
 TOMO_FAILED = 125
 
 
+def _piped_stdin() -> int | None:
+    """Our stdin for the command when it is a pipe or a file (`echo x | tomo exec -- cat`); never a terminal, since
+    the box runs in its own session and must not read (or inject into) the user's terminal."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # no stdin at all (CI, a daemon)
+        return None
+    return None if os.isatty(fd) else fd
+
+
 def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | None, as_json: bool) -> None:
     from tomo.sandbox import Limits, make_sandbox
 
@@ -66,11 +77,12 @@ def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | 
     def cut(notice: str) -> None:  # on its own line even when the streamed head ended mid-line
         typer.echo(("" if last[0] == b"\n" else "\n") + f"tomo: {notice}", err=True)
 
+    stdin = _piped_stdin()
     if as_json:
-        result = box.run_sync(command, "argv", root, limits)
+        result = box.run_sync(command, "argv", root, limits, stdin=stdin)
         typer.echo(json.dumps({"sandbox": box.name, **asdict(result), "box": box.describe()}, indent=2))
     else:
-        result = box.run_sync(command, "argv", root, limits, on_output=live, on_cut=cut)
+        result = box.run_sync(command, "argv", root, limits, on_output=live, on_cut=cut, stdin=stdin)
         for note in result.notes:
             if not note.startswith("output cut"):  # already said, in place, by cut()
                 typer.echo(f"tomo: {note}", err=True)

@@ -164,15 +164,17 @@ class Sandbox(ABC):
         *,
         on_output: OnOutput | None = None,
         on_cut: Callable[[str], None] | None = None,
+        stdin: int | None = None,
     ) -> ExecResult:
         """Runs a shell command, a Python block, or an argv list, and returns when it and all its children are gone.
 
         ``on_output`` receives the output live, up to the cap; if the output was longer, ``on_cut`` is then told in
         words what was not shown and ``on_output`` gets the tail. The result keeps the head and the tail.
+        ``stdin`` is a file descriptor the command reads (``tomo exec`` passes a pipe on to it); default: nothing.
         """
         limits = limits or self.limits
         argv = build_argv(command_or_code, language, self.python)
-        running = await self.spawn(argv, workspace_path(workspace), limits)
+        running = await self.spawn(argv, workspace_path(workspace), limits, stdin=stdin)
         cap = OutputCap(limits.output_bytes, on_output)
         pump = asyncio.create_task(_pump(running.proc, cap.feed))
         waiter = asyncio.ensure_future(running.proc.wait())
@@ -216,9 +218,12 @@ class Sandbox(ABC):
         *,
         on_output: OnOutput | None = None,
         on_cut: Callable[[str], None] | None = None,
+        stdin: int | None = None,
     ) -> ExecResult:
         """The same as :meth:`run` for callers without an event loop."""
-        return asyncio.run(self.run(command_or_code, language, workspace, limits, on_output=on_output, on_cut=on_cut))
+        return asyncio.run(
+            self.run(command_or_code, language, workspace, limits, on_output=on_output, on_cut=on_cut, stdin=stdin)
+        )
 
     def session(self, workspace: str | Path = ".", limits: Limits | None = None) -> PythonSession:
         """A persistent Python interpreter in this sandbox: state survives between blocks until it is closed."""

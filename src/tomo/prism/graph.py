@@ -100,7 +100,7 @@ class Graph:
         return [_symbol(r) for r in rows[:limit]]
 
     def _defs_matching(self, q: str) -> list[Any]:
-        name = q.split(".")[-1]
+        name = q.split(".")[-1].split("@")[0]  # `m.helper@1`: a redefinition, stored under its plain name
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.name=? ORDER BY d.qualname", (name,)).fetchall()
         exact = [r for r in rows if r[0] == q]
         if exact:

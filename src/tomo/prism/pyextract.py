@@ -50,6 +50,7 @@ _QUERY = """
 (for_in_clause left: (_) @bind)
 (named_expression name: (identifier) @bind)
 (as_pattern alias: (_) @bind)
+(lambda) @lambda
 (global_statement) @global
 (nonlocal_statement) @global
 (return_statement (_) @ret)
@@ -430,6 +431,27 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         for tn in tl:
             bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
 
+    # lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)
+    lambdas: list[tuple[int, int, set[str]]] = []
+    for n in caps.get("lambda", []):
+        params, body = n.child_by_field_name("parameters"), n.child_by_field_name("body")
+        if params is None or body is None:
+            continue
+        lnames: set[str] = set()
+        for p in params.named_children:
+            nm = p.child_by_field_name("name") if p.type == "default_parameter" else \
+                p.named_children[0] if p.type in ("list_splat_pattern", "dictionary_splat_pattern") \
+                and p.named_children else p
+            if nm is not None and nm.type == "identifier":
+                lnames.add(_text(src, nm))
+                skip_ids.add(nm.start_byte)
+        if lnames:
+            lambdas.append((body.start_byte, body.end_byte, lnames))
+    lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
+
+    def lambda_local(byte: int, name: str) -> bool:
+        return any(a <= byte < b and name in ns for a, b, ns in lambdas)
+
     globals_in: dict[str, set[str]] = {}
     for n in caps.get("global", []):
         scope = scope_at(n.start_byte)
@@ -534,6 +556,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         name = src[b:e].decode("utf-8", "replace")
         if b in name_scope:
             scope = name_scope[b]
+        if lambda_names:
+            if recv is None and name in lambda_names and lambda_local(b, name):
+                continue
+            head = _WORD.match(recv) if recv is not None else None
+            if head is not None and lambda_local(b, head.group()):
+                recv = f"({recv})"  # the receiver is a lambda parameter: untyped, never resolved outside
         if recv is None and not flags & DEF:
             ln = local_names.get(scope)
             if ln is not None and name in ln:

@@ -166,6 +166,7 @@ class Resolver:
         first = True
         if name in info.get("globals", {}).get(scope, ()):
             s = self.module_name(fid)
+            first = False  # a `global` name is read when the function runs, like any enclosing one
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":
@@ -174,7 +175,9 @@ class Resolver:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
                         return narrowed
-                    return self._binding(fid, s, name, _pick(entries, line), line)
+                    if first or len(entries) == 1:
+                        return self._binding(fid, s, name, _pick(entries, line), line)
+                    return self._enclosing_binding(fid, s, name, entries, line)
             first = False
             if kind == "module":
                 break
@@ -187,6 +190,16 @@ class Resolver:
         if name in _BUILTIN_TYPES:
             return ("builtin", name)
         return None
+
+    def _enclosing_binding(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
+                           line: int) -> Value:
+        """A name bound several times in an enclosing scope, read from a nested function.
+
+        The function runs later, so the binding above it in the file proves nothing (``def f`` twice, a try/except
+        import, a rebinding further down): the name is known only when every binding gives the same value.
+        """
+        values = {self._binding(fid, scope, name, e, line) for e in entries}
+        return values.pop() if len(values) == 1 else None
 
     def _narrowed(self, fid: int, info: FileInfo, scope: str, name: str, line: int) -> Value:
         for s, var, typ, start, end in info.get("narrow", ()):
@@ -479,6 +492,8 @@ class Resolver:
         if d is None or depth > _MAX_DEPTH:
             return None
         fid, parent, data = d[0], d[7], d[8]
+        if not fixture and not all(_keeps_return(x) for x in data.get("decorators", ())):
+            return None  # `@deco def f() -> A`: calling f calls whatever deco returned
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
         if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
@@ -508,6 +523,16 @@ _BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", 
                             "float", "complex", "bool"})
 _TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "typing.Dict", "typing.List",
                                 "typing.Tuple", "typing.Set", "t.Dict", "t.List", "t.Tuple", "t.Set"})
+
+
+# Decorators that leave what calling the function returns unchanged.
+_RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
+                             "typing.override", "typing_extensions.override", "cache", "functools.cache",
+                             "lru_cache", "functools.lru_cache", "wraps", "functools.wraps", *_PROPERTY_DECORATORS})
+
+
+def _keeps_return(decorator: str) -> bool:
+    return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
 
 
 def _literal_type(rhs: str | None) -> str | None:

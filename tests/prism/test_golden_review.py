@@ -1,0 +1,98 @@
+"""Golden tests from an adversarial review: bindings prism used to confirm although they are not provably the symbol.
+
+Each project is one a rename with confirmed edits only used to break (or silently change behaviour of).
+"""
+
+from __future__ import annotations
+
+from tests.prism.conftest import write_project
+
+from tomo.prism import Graph
+
+
+def test_function_sees_the_last_module_binding_not_the_one_above_it(golden) -> None:  # type: ignore[no-untyped-def]
+    # use_later() runs after the module is loaded, when `helper` is the second def: binding it to the first one
+    # by line order would let a rename change what use_later() calls.
+    golden({
+        "m.py": """
+            def helper(x):  # refs: def
+                return x
+
+            helper(0)  # refs: confirmed
+
+            def use_later():
+                return helper(1)  # refs: ambiguous(not bound)
+
+            def helper(x):  # the binding use_later() gets; not the symbol
+                return x * 2
+
+            try:
+                from json import dumps
+            except ImportError:
+                def dumps(x):
+                    return x
+
+            def same_everywhere():
+                return dumps(1)
+        """,
+    }, "m.helper")
+
+
+def test_lambda_parameters_are_local_to_the_lambda(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            class Engine:
+                def run(self):
+                    return 1
+
+            engine = Engine()
+
+            def helper(x):  # refs: def
+                return x
+
+            go = lambda engine: engine.helper()  # refs: ambiguous(untyped receiver)
+
+            apply = lambda helper: helper(1)
+            apply2 = lambda a, *helper, **kw: helper
+            call = lambda v: helper(v)  # refs: confirmed
+        """,
+    }, "m.helper")
+
+
+def test_a_decorated_function_does_not_give_its_return_type(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            import functools
+
+            class Engine:
+                def run(self):  # refs: def
+                    return 1
+
+            def deco(f):
+                return lambda: 42
+
+            @deco
+            def wrapped() -> Engine:
+                return Engine()
+
+            @functools.lru_cache(maxsize=None)
+            def cached() -> Engine:
+                return Engine()
+
+            @staticmethod
+            def plain() -> Engine:
+                return Engine()
+
+            def f():
+                wrapped().run()  # refs: ambiguous(untyped receiver)
+                cached().run()  # refs: confirmed
+                plain().run()  # refs: confirmed
+        """,
+    }, "m.Engine.run")
+
+
+def test_a_redefined_symbol_is_found_by_its_qualified_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_project(tmp_path, {"m.py": "def helper():\n    return 1\n\n\ndef helper():\n    return 2\n"})
+    with Graph.open(tmp_path) as g:
+        sym = g.symbol("m.helper@1")
+        assert (sym.qualname, sym.line) == ("m.helper@1", 5)

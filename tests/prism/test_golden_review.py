@@ -96,3 +96,38 @@ def test_a_redefined_symbol_is_found_by_its_qualified_name(tmp_path) -> None:  #
     with Graph.open(tmp_path) as g:
         sym = g.symbol("m.helper@1")
         assert (sym.qualname, sym.line) == ("m.helper@1", 5)
+
+
+SHADOWING = """
+try:
+    from json import dumps
+except ImportError:
+    def dumps(x):
+        return x
+
+
+def helper(x):
+    return x
+
+
+def f(y):
+    print(dumps(y))
+    return helper(y)
+
+
+def g(data):
+    return helper(data)
+"""
+
+
+def test_rename_reports_names_that_would_shadow_or_be_shadowed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_project(tmp_path, {"m.py": SHADOWING})
+    with Graph.open(tmp_path) as g:
+        # a parameter without a type is still a binding: `helper(data)` would become `data(data)`
+        assert [(c.line, c.col) for c in g.rename_plan("m.helper", "data").conflicts] == [(18, 11)]
+        # a name bound twice (try/except import) is a collision even though its value is not known
+        assert [c.line for c in g.rename_plan("m.helper", "dumps").conflicts] == [4, 14, 18]
+        # naming it `print` would hide the builtin that f() calls
+        got = g.rename_plan("m.helper", "print").conflicts
+        assert len(got) == 1 and "builtin" in got[0].reason
+        assert g.rename_plan("m.helper", "helper2").conflicts == ()

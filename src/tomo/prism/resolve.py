@@ -191,6 +191,21 @@ class Resolver:
             return ("builtin", name)
         return None
 
+    def is_bound(self, fid: int, scope: str, name: str) -> bool:
+        """Whether ``name`` has any binding visible from ``scope`` (whatever its value): what a rename would shadow."""
+        info = self.info(fid)
+        s: str | None = scope
+        first = True
+        while s is not None:
+            kind = info.kinds.get(s, "module")
+            if (first or kind != "class") and info.binds(s).get(name):
+                return True
+            first = False
+            if kind == "module":
+                return False
+            s = info.parents.get(s, self.module_name(fid))
+        return False
+
     def _enclosing_binding(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
                            line: int) -> Value:
         """A name bound several times in an enclosing scope, read from a nested function.

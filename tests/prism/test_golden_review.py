@@ -131,3 +131,55 @@ def test_rename_reports_names_that_would_shadow_or_be_shadowed(tmp_path) -> None
         got = g.rename_plan("m.helper", "print").conflicts
         assert len(got) == 1 and "builtin" in got[0].reason
         assert g.rename_plan("m.helper", "helper2").conflicts == ()
+
+
+def test_a_variable_assigned_in_branches_is_confirmed_only_where_all_assignments_agree(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            class Foo:
+                def run(self):  # refs: def
+                    return 1
+
+                def stop(self):
+                    return 0
+
+            class Bar:
+                def run(self):
+                    return 2
+
+            class SubFoo(Foo):
+                pass
+
+            class Conn:
+                def __init__(self):
+                    self.engine = Foo()
+                    self.spare = None
+
+                def swap(self):
+                    self.engine = Bar()
+                    self.spare = Foo()
+
+                def go(self):
+                    self.spare.run()  # refs: confirmed
+                    return self.engine.run()  # refs: ambiguous(untyped receiver)
+
+            def f(cond):
+                if cond:
+                    x = Foo()
+                else:
+                    x = Bar()
+                return x.run()  # refs: ambiguous(different types)
+
+            def g(cond):
+                y = Foo()
+                if cond:
+                    y = SubFoo()
+                return y.run()  # refs: confirmed
+
+            def h(items):
+                z = Foo()
+                for item in items:
+                    z.run()  # refs: ambiguous(different types)
+                    z = Bar()
+        """,
+    }, "m.Foo.run")

@@ -287,6 +287,11 @@ class Graph:
             return "ambiguous", f"untyped receiver `{recv}`", kind
         if rv[0] == "ext":
             return None
+        if rv[0] == "union":
+            if all(t[0] == "ext" for t in rv[1]):
+                return None
+            kinds = " or ".join(t[1] for t in rv[1])
+            return "ambiguous", f"`{recv}` is assigned different types ({kinds})", kind
         if rv[0] == "inst" and sym.kind in ("method", "attribute", "variable"):
             owner = sym.qualname.rsplit(".", 1)[0]
             if res.member(rv[1], "__getattr__") is not None:

@@ -63,6 +63,7 @@ class Resolver:
         self._member: dict[tuple[str, str], str | None] = {}
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
+        self._agree: dict[tuple[int, str, str], Value] = {}
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -175,6 +176,9 @@ class Resolver:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
                         return narrowed
+                    if len(entries) > 1 and kind in ("function", "method"):
+                        # branches and loops: straight-line order proves nothing, every assignment must agree
+                        return self._agreeing_local(fid, s, name, entries, line)
                     if first or len(entries) == 1:
                         return self._binding(fid, s, name, _pick(entries, line), line)
                     return self._enclosing_binding(fid, s, name, entries, line)
@@ -205,6 +209,21 @@ class Resolver:
                 return False
             s = info.parents.get(s, self.module_name(fid))
         return False
+
+    def _agreeing_local(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]], line: int) -> Value:
+        """A local assigned more than once: its binding at ``line`` when every assignment gives the same type."""
+        key = (fid, scope, name)
+        if key not in self._agree:
+            self._agree[key] = None  # a cycle (`x = x.next()`) proves nothing
+            types = {self.type_of(self._binding(fid, scope, name, e, e[0])) for e in entries}
+            self._agree[key] = (None if None in types else
+                                ("same",) if len(types) == 1 else ("union", tuple(sorted(types, key=repr))))
+        got = self._agree[key]
+        if got is None:
+            return None
+        if got[0] == "union":  # different types: an attribute is known only where all of them agree on it
+            return got
+        return self._binding(fid, scope, name, _pick(entries, line), line)
 
     def _enclosing_binding(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
                            line: int) -> Value:
@@ -389,17 +408,20 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
+        found: Value = None
         for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
             if entry[3]:
-                return self.type_of_annotation(fid, cls, entry[3], depth + 1)
+                return self.type_of_annotation(fid, cls, entry[3], depth + 1)  # declared: that is the type
+            if entry[2] == "None":
+                continue  # `self.x = None` until set: the other assignments say what it holds
             method = self._method_at(info, cls, entry[0])
-            if method is not None:
-                v = self.type_of(self.eval(fid, method, entry[2], entry[0], depth + 1), depth + 1)
-                if v is not None:
-                    return v
-        return None
+            v = self.type_of(self.eval(fid, method, entry[2], entry[0], depth + 1), depth + 1) if method else None
+            if v is None or (found is not None and v != found):
+                return None  # assigned something unknown, or different types in different methods
+            found = v
+        return found
 
     def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
         for q, parent in info.parents.items():
@@ -460,6 +482,14 @@ class Resolver:
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")
+        if tag == "union":
+            got = {self.attribute(t, attr) for t in value[1]}
+            if len(got) == 1:
+                return got.pop()
+            heads = {g[:2] if g is not None and g[0] == "bound" else g for g in got}
+            head = heads.pop() if len(heads) == 1 else None
+            # one method reached through different receiver classes: bound, but to no single class (for `-> Self`)
+            return ("bound", head[1], "") if head is not None else None
         if tag == "super":
             for c in self.mro(value[1])[1:]:
                 if self.definition(f"{c}.{attr}") is not None:
@@ -512,7 +542,7 @@ class Resolver:
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
         if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
-            return ("inst", self_cls or parent)
+            return ("inst", self_cls or parent) if self_cls != "" else None
         if ann and not (fixture and generator):
             return self.type_of_annotation(fid, parent, ann, depth + 1)
         info = self.info(fid)
@@ -521,6 +551,8 @@ class Resolver:
         for line, expr in sources:
             if expr == "None":
                 continue
+            if expr == "self" and self_cls == "":
+                return None  # the receiver is one of several classes
             if expr == "self" and self_cls is not None:
                 if found is not None and found != ("inst", self_cls):
                     return None
@@ -571,10 +603,10 @@ def _literal_type(rhs: str | None) -> str | None:
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     """The binding in effect at ``line``: the last one at or before it, else the first one after it."""
     best = None
-    for e in entries:
-        if e[0] <= line:
+    for e in entries:  # entries are not in source order (tree-sitter captures are grouped by pattern)
+        if e[0] <= line and (best is None or e[0] >= best[0]):
             best = e
-    return best if best is not None else entries[0]
+    return best if best is not None else min(entries, key=lambda e: e[0])
 
 
 @functools.lru_cache(maxsize=65536)

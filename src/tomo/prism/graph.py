@@ -161,7 +161,7 @@ class Graph:
             if col is None or r[4] <= col < r[4] + len(r[1]):
                 return _symbol(r)
         if col is not None:  # a use, not a definition: resolve it
-            res = Resolver(self.conn)
+            res = Resolver(self.conn, self.root)
             for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
@@ -199,7 +199,7 @@ class Graph:
     def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
         """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
         sym = self.symbol(symbol)
-        res = resolver or Resolver(self.conn)
+        res = resolver or Resolver(self.conn, self.root)
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
@@ -388,7 +388,7 @@ class Graph:
         if frow is None:
             return []
         fid, lang = frow
-        res = Resolver(self.conn)
+        res = Resolver(self.conn, self.root)
         out = []
         for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (fid,)):
             for occ in _decode(res, fid, blob):
@@ -425,7 +425,7 @@ class Graph:
         Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
         """
         sym = self.symbol(symbol)
-        res = Resolver(self.conn)
+        res = Resolver(self.conn, self.root)
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]

@@ -58,7 +58,7 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
 
 
 def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> list[Conflict]:
-    res = Resolver(graph.conn)
+    res = Resolver(graph.conn, graph.root)
     out: list[Conflict] = []
     seen: set[tuple[str, int, int]] = set()
     shadowed: set[str] = set()

@@ -16,8 +16,16 @@ from __future__ import annotations
 
 import functools
 import marshal
+import re
 import sqlite3
+from pathlib import Path
 from typing import Any
+
+from tomo.prism.pyextract import CALL as _CALL
+from tomo.prism.pyextract import DEF as _DEF
+from tomo.prism.pyextract import IMPORT as _IMPORT
+from tomo.prism.pyextract import MODPATH as _MODPATH
+from tomo.prism.pyextract import STRING as _STRING
 
 Value = tuple[Any, ...] | None
 
@@ -53,8 +61,10 @@ class FileInfo:
 
 
 class Resolver:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, root: Path | None = None) -> None:
+        """``root`` lets a query read call arguments from the source (they are not among the stored facts)."""
         self.conn = conn
+        self.root = root
         self._info: dict[int, FileInfo] = {}
         self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
         self._mod: dict[str, int | None] = {}
@@ -281,7 +291,66 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
-        return self.fixture(fid, name, scope)
+        if self._takes_fixture(fid, scope, name):
+            return self.fixture(fid, name, scope)
+        if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
+            return self._from_call_sites(fid, scope, name, idx)
+        return None
+
+    def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
+        """An untyped parameter of a module-level function, typed by what every call in the index passes to it.
+
+        Proven only when the function is used nowhere but in plain calls ``f(...)`` and each of them passes a value
+        of one and the same known type (for a test helper: the test's fixture).
+        """
+        info = self.info(fid)
+        module = self.module_name(fid)
+        if self.root is None or info.parents.get(scope) != module or info.kinds.get(scope) != "function":
+            return None
+        key = ("callsites", scope, name)
+        if key in self._stack:
+            return None
+        self._stack.add(key)
+        try:
+            fname = scope.rsplit(".", 1)[-1]
+            found: Value = None
+            calls = 0
+            for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
+                oinfo = self.info(ofid)
+                for line, col, sidx, recv, flags in marshal.loads(blob):
+                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT):
+                        continue
+                    oscope = oinfo.scopes[sidx]
+                    bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)
+                    if bound != ("def", scope) and recv is None:
+                        continue  # another binding of the same name
+                    if recv is not None or not flags & _CALL:
+                        return None  # passed around or called through an attribute: callers unknown
+                    arg = _call_argument(self.root / self.file(ofid)[0], line, col + len(fname), idx, name)
+                    v = self.type_of(self.eval(ofid, oscope, arg, line)) if arg else None
+                    if v is None or (found is not None and v != found):
+                        return None
+                    found, calls = v, calls + 1
+            return found if calls else None
+        finally:
+            self._stack.discard(key)
+
+    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
+        """pytest passes fixtures to tests (``test*``) and to other fixtures only, and a ``parametrize`` on the test
+        or its class that names the parameter gives it the parameter values instead."""
+        d = self.definition(scope)
+        if d is None or d[0] != fid:
+            return False
+        decs: list[str] = list(d[8].get("decorators", []))
+        if not (d[2].startswith("test") or any(x.split("(", 1)[0].endswith("fixture") for x in decs)):
+            return False
+        cls = self._enclosing_class(fid, self._parent(fid, scope))
+        if cls is not None:
+            cd = self.definition(cls)
+            decs += cd[8].get("decorators", []) if cd else []
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        # "?" is a decorator too long to keep: it may be the parametrize that names this parameter
+        return not any(x == "?" or ("parametrize" in x and word.search(x)) for x in decs)
 
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).parents.get(scope, self.module_name(fid))
@@ -580,6 +649,43 @@ _RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "a
 
 def _keeps_return(decorator: str) -> bool:
     return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
+
+
+def _call_argument(path: Path, line: int, col: int, idx: int, name: str) -> str | None:
+    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``."""
+    try:
+        rest = path.read_text("utf-8", "replace").split("\n")[line - 1:line + 30]
+    except OSError:
+        return None
+    text = "\n".join(rest)[col:].lstrip()
+    if not text.startswith("("):
+        return None
+    args: list[str] = []
+    level, start = 0, 1
+    for i, c in enumerate(text):
+        if c in "\"'":
+            return None  # a string literal among the arguments: not worth a tokenizer here
+        if c in "([{":
+            level += 1
+        elif c in ")]}":
+            level -= 1
+            if level == 0:
+                args.append(text[start:i])
+                break
+        elif c == "," and level == 1:
+            args.append(text[start:i])
+            start = i + 1
+    else:
+        return None
+    args = [" ".join(a.split()) for a in args if a.strip()]
+    if any(a.startswith("*") for a in args):
+        return None
+    for a in args:
+        key, eq, value = a.partition("=")
+        if eq and key.strip() == name and not value.startswith("="):
+            return value.strip()
+    positional = [a for a in args if not re.match(r"^\w+\s*=[^=]", a)]
+    return positional[idx] if idx < len(positional) else None
 
 
 def _literal_type(rhs: str | None) -> str | None:

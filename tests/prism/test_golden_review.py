@@ -242,3 +242,15 @@ def test_fixture_types_reach_tests_and_fixtures_only(golden) -> None:  # type: i
                 shared(engine=engine)
         """,
     }, "app.Engine.run")
+
+
+def test_path_line_col_names_the_definition_under_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_project(tmp_path, {
+        "a.js": "export function helper(x) { return x; }\n",
+        "m.py": "def other():\n    return 1\n\n\n\n\n\n\ndef process_everything(x=other):\n    return x\n",
+    })
+    with Graph.open(tmp_path) as g:
+        assert g.symbol("a.js:1:16").qualname == "a.helper"  # other languages: only the definition has a column
+        # a use on a definition's line names what it uses, not the definition
+        assert g.symbol("m.py:9:25").qualname == "m.other"
+        assert g.symbol("m.py:9:4").qualname == "m.process_everything"

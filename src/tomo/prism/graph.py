@@ -158,7 +158,7 @@ class Graph:
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.file_id=? AND d.line=? ORDER BY d.col",
                                  (frow[0], line)).fetchall()
         for r in rows:
-            if col is None or r[4] <= col < r[4] + len(r[1]):
+            if col is None or r[5] <= col < r[5] + len(r[1]):
                 return _symbol(r)
         if col is not None:  # a use, not a definition: resolve it
             res = Resolver(self.conn, self.root)

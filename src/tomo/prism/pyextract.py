@@ -519,6 +519,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         for m in _WORD.finditer(s):
             extra_refs.append((m.group(), line, base_col + m.start(), scope, ctx + "|" + s, flags))
 
+    body_start: dict[str, int] = {}  # where a function's body starts: defaults and annotations come before it
+    for n in caps.get("func", []):
+        body = n.child_by_field_name("body")
+        if body is not None:
+            body_start[scope_of_node[n.start_byte]] = body.start_byte
+
     # ---- identifiers -> references -----------------------------------------------------------------------------
     local_names: dict[str, set[str]] = {}
     for scope, names in binds.items():
@@ -565,7 +571,9 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         if recv is None and not flags & DEF:
             ln = local_names.get(scope)
             if ln is not None and name in ln:
-                continue  # a local variable of its function: never a reference to anything else
+                if b >= body_start.get(scope, 0):
+                    continue  # a local variable of its function: never a reference to anything else
+                scope = parent_of_scope[scope]  # `def f(x=x)`, `def f(A: A)`: the header reads the enclosing scope
             if name in _BUILTINS and name not in module_names:
                 continue
         row, col = n.start_point

@@ -27,6 +27,7 @@ from tomo.prism.resolve import Resolver, Value
 SymbolLike = str | Symbol
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
 UNBOUND = "name match, not bound"
+_MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +271,8 @@ class Graph:
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind
-        if sym.kind == "method" and v is not None and v[0] in ("def", "prop", "bound"):
-            # the same method name up or down the class hierarchy: renaming one side alone breaks overriding,
+        if sym.kind in _MEMBER_KINDS and v is not None and v[0] in ("def", "prop", "bound"):
+            # the same member name up or down the class hierarchy: renaming one side alone breaks overriding,
             # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
             return self._override(res, sym, v[1], kind)
         if v is not None:
@@ -306,8 +307,11 @@ class Graph:
         """``other``: a method of the same name in a subclass or a base class of ``sym``'s class, or None."""
         owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
         d = res.definition(other)
-        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] != "method":
+        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] not in _MEMBER_KINDS:
             return None
+        od = res.definition(owner)
+        if od is None or od[3] != "class":
+            return None  # a module variable: no hierarchy
         if owner in res.mro(other_owner):
             relation = f"{other} overrides {sym.qualname}"
         elif other_owner in res.mro(owner):

@@ -313,3 +313,68 @@ def test_a_subclass_attribute_of_the_same_name_is_offered_with_it(golden) -> Non
                 return b.size + u.size  # refs: ambiguous(bound to m.B.size)
         """,
     }, "m.A.size")
+
+
+def test_star_imports_bind_only_what_the_module_exports(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app/__init__.py": "",
+        "app/a.py": """
+            __all__ = ["other"]
+
+            def helper():  # refs: def
+                return 1
+
+            def other():
+                return 2
+
+            def _hidden():
+                return 3
+        """,
+        "app/b.py": """
+            def helper():
+                return 4
+        """,
+        "app/c.py": """
+            def _hidden():
+                return 5
+        """,
+        "app/use_one.py": """
+            from app.a import *
+            from app.b import *
+
+            helper()
+        """,
+        "app/use_two.py": """
+            from app.b import *
+            from app.a import *
+
+            helper()
+        """,
+        "app/use_three.py": """
+            from app import a
+            from app.a import helper  # refs: confirmed
+
+            helper()  # refs: confirmed
+        """,
+    }, "app.a.helper")
+
+
+def test_two_star_imports_that_disagree_leave_the_name_unproven(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app/__init__.py": "",
+        "app/a.py": """
+            def helper():  # refs: def
+                return 1
+        """,
+        "app/b.py": """
+            def helper():
+                return 4
+        """,
+        "app/use.py": """
+            from app.a import *
+            from app.b import *
+
+            def f():
+                return helper()  # refs: ambiguous(not bound)
+        """,
+    }, "app.a.helper")

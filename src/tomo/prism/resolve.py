@@ -197,10 +197,12 @@ class Resolver:
                 break
             s = parents.get(s, self.module_name(fid))
         module = self.module_name(fid)
-        for entry in info.binds(module).get("*", []):
-            v = self.attribute(("mod", entry[2]), name)
-            if v is not None:
-                return v
+        # star imports: only what each module exports, and when two provide the name (the later one wins at run
+        # time, the earlier one for code between them) it is known only if they agree
+        found = {self.attribute(("mod", e[2]), name) for e in info.binds(module).get("*", ())
+                 if self._star_exports(e[2], name)} - {None}
+        if found:
+            return found.pop() if len(found) == 1 else None
         if name in _BUILTIN_TYPES:
             return ("builtin", name)
         return None
@@ -244,6 +246,14 @@ class Resolver:
         """
         values = {self._binding(fid, scope, name, e, line) for e in entries}
         return values.pop() if len(values) == 1 else None
+
+    def _star_exports(self, module: str, name: str) -> bool:
+        """Whether ``from module import *`` binds ``name``: listed in its ``__all__``, else any public name."""
+        fid = self.module_file(module)
+        if fid is None:
+            return True
+        exported = self.info(fid).get("all")
+        return name in exported if exported is not None else not name.startswith("_")
 
     def _narrowed(self, fid: int, info: FileInfo, scope: str, name: str, line: int) -> Value:
         for s, var, typ, start, end in info.get("narrow", ()):

@@ -378,3 +378,28 @@ def test_two_star_imports_that_disagree_leave_the_name_unproven(golden) -> None:
                 return helper()  # refs: ambiguous(not bound)
         """,
     }, "app.a.helper")
+
+
+def test_a_computed_all_does_not_hide_a_star_imported_name(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app/__init__.py": "",
+        "app/base.py": """
+            __all__ = ["Model"]  # refs: confirmed
+
+            class Model:  # refs: def
+                pass
+        """,
+        "app/models.py": """
+            from app.base import *
+            from app.base import __all__ as base_all
+
+            __all__ = base_all + ["Field"]
+            __all__ += ["Other"]
+        """,
+        "app/use.py": """
+            from app.models import *
+
+            class Mine(Model):  # refs: confirmed
+                pass
+        """,
+    }, "app.base.Model")

@@ -393,8 +393,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                     defs.append(d)
                     def_index[q] = d
                     ref_flags[left.start_byte] = ref_flags.get(left.start_byte, 0) | DEF
-                if name == "__all__" and skind == "module" and right is not None:
-                    all_names = [_text(src, s).strip("'\"") for s in right.named_children if s.type == "string"]
+                if name == "__all__" and skind == "module" and right is not None and right.type in ("list", "tuple") \
+                        and all(s.type == "string" for s in right.named_children) and src.count(b"__all__") == 1:
+                    # a literal list, never changed (no `+=`, `.extend`, concatenation): else exports are unknown
+                    all_names = [_text(src, s).strip("'\"") for s in right.named_children]
         elif left.type == "attribute":
             obj = left.child_by_field_name("object")
             attr = left.child_by_field_name("attribute")

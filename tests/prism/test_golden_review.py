@@ -403,3 +403,32 @@ def test_a_computed_all_does_not_hide_a_star_imported_name(golden) -> None:  # t
                 pass
         """,
     }, "app.base.Model")
+
+
+def test_nonlocal_names_belong_to_the_enclosing_function(golden) -> None:  # type: ignore[no-untyped-def]
+    # renaming these with the module function left `nonlocal new_name` without a binding: a SyntaxError
+    golden({
+        "m.py": """
+            def helper():  # refs: def
+                return 1
+
+            def outer():
+                helper = None
+
+                def inner():
+                    nonlocal helper
+                    helper = 2
+                    return helper
+
+                def reader():
+                    nonlocal helper
+                    return helper
+
+                inner()
+                return helper
+
+            def g():
+                global helper  # refs: confirmed
+                return helper()  # refs: confirmed
+        """,
+    }, "m.helper")

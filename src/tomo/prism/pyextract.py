@@ -458,8 +458,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     for n in caps.get("global", []):
         scope = scope_at(n.start_byte)
         for ch in n.named_children:
-            if ch.type == "identifier":
+            if ch.type != "identifier":
+                continue
+            if n.type == "global_statement":
                 globals_in.setdefault(scope, set()).add(_text(src, ch))
+            else:  # nonlocal: a local of an enclosing function, never a module-level symbol
+                skip_ids.add(ch.start_byte)
 
     # returns
     returns: dict[str, list[tuple[int, str]]] = {}

@@ -432,3 +432,37 @@ def test_nonlocal_names_belong_to_the_enclosing_function(golden) -> None:  # typ
                 return helper()  # refs: confirmed
         """,
     }, "m.helper")
+
+
+def test_match_capture_patterns_bind_the_name(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            import enum
+
+            class Color(enum.Enum):
+                RED = 1
+
+            class Point:
+                def __init__(self, x):
+                    self.x = x
+
+            def helper():  # refs: def
+                return 1
+
+            def f(v):
+                match v:
+                    case Point(x=helper):
+                        return helper
+                    case [*helper]:
+                        return helper
+                    case helper:
+                        return helper
+
+            def g(v):
+                match v:
+                    case Color.RED:
+                        return helper()  # refs: confirmed
+                    case Point(x=0):
+                        return 0
+        """,
+    }, "m.helper")

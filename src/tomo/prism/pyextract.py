@@ -51,6 +51,11 @@ _QUERY = """
 (named_expression name: (identifier) @bind)
 (as_pattern alias: (_) @bind)
 (lambda) @lambda
+(case_pattern (dotted_name . (identifier) @capture .))
+(keyword_pattern (dotted_name . (identifier) @capture .))
+(keyword_pattern . (identifier) @kwpat)
+(splat_pattern (identifier) @capture)
+(as_pattern (case_pattern) (identifier) @capture)
 (global_statement) @global
 (nonlocal_statement) @global
 (return_statement (_) @ret)
@@ -453,6 +458,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     def lambda_local(byte: int, name: str) -> bool:
         return any(a <= byte < b and name in ns for a, b, ns in lambdas)
+
+    # match/case capture patterns (`case x:`, `case P(k=x)`, `case [*x]`, `case P() as x`) bind, never read
+    for n in caps.get("capture", []):
+        skip_ids.add(n.start_byte)
+        bind(scope_at(n.start_byte), _text(src, n), n.start_point[0] + 1, "assign", None, None)
+    for n in caps.get("kwpat", []):
+        skip_ids.add(n.start_byte)  # the attribute name in `case P(k=...)`
 
     globals_in: dict[str, set[str]] = {}
     for n in caps.get("global", []):

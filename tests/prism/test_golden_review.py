@@ -466,3 +466,13 @@ def test_match_capture_patterns_bind_the_name(golden) -> None:  # type: ignore[n
                         return 0
         """,
     }, "m.helper")
+
+
+def test_rename_to_a_name_a_subclass_already_has_is_a_conflict(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_project(tmp_path, {"m.py": "class A:\n    def run(self):\n        return 1\n\n    def go(self):\n"
+                                     "        return self.run()\n\n\nclass Sub(A):\n    def stop(self):\n"
+                                     "        return 2\n\n\nclass Other:\n    def halt(self):\n        return 3\n"})
+    with Graph.open(tmp_path) as g:
+        got = g.rename_plan("m.A.run", "stop").conflicts
+        assert [(c.path, c.line) for c in got] == [("m.py", 10)] and "m.Sub" in got[0].reason
+        assert g.rename_plan("m.A.run", "halt").conflicts == ()  # an unrelated class's method is no collision

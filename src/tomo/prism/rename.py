@@ -74,6 +74,19 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
         out.append(Conflict(fpath, existing[4], existing[5],
                             f"`{new}` already exists in {owner}: the {existing[3]} {existing[1]}"))
         seen.add((fpath, existing[4], existing[5]))
+    od = res.definition(owner) if sym.kind in ("method", "attribute", "variable") else None
+    if od is not None and od[3] == "class":
+        # a subclass that already has `new` would override the renamed member for its instances
+        for fid, q, line, col in graph.conn.execute(
+                "SELECT file_id, qualname, line, col FROM defs WHERE name=? AND kind IN "
+                "('method', 'attribute', 'variable')", (new,)).fetchall():
+            cls = q.rsplit(".", 1)[0]
+            if cls != owner and owner in res.mro(cls):
+                fpath = res.file(fid)[0]
+                if (fpath, line, col) not in seen:
+                    out.append(Conflict(fpath, line, col, f"`{new}` already exists in {cls}, a subclass of {owner}: "
+                                                          f"it would override the renamed {sym.kind}"))
+                    seen.add((fpath, line, col))
     for o in occs:
         r = o.ref
         if r.confidence != "confirmed" or r.kind == "string":

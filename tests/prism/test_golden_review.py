@@ -11,8 +11,9 @@ from tomo.prism import Graph
 
 
 def test_function_sees_the_last_module_binding_not_the_one_above_it(golden) -> None:  # type: ignore[no-untyped-def]
-    # use_later() runs after the module is loaded, when `helper` is the second def: binding it to the first one
-    # by line order would let a rename change what use_later() calls.
+    # use_later() runs after the module is loaded, when `helper` is the second def. Both defs bind one name in one
+    # namespace, so a rename takes them together; a name bound to different things (a try/except import and a
+    # def) stays unproven from a function.
     golden({
         "m.py": """
             def helper(x):  # refs: def
@@ -21,21 +22,54 @@ def test_function_sees_the_last_module_binding_not_the_one_above_it(golden) -> N
             helper(0)  # refs: confirmed
 
             def use_later():
-                return helper(1)  # refs: ambiguous(not bound)
+                return helper(1)  # refs: confirmed
 
-            def helper(x):  # the binding use_later() gets; not the symbol
+            def helper(x):  # refs: def
                 return x * 2
 
             try:
-                from json import dumps
+                from json import dumps as helper2
             except ImportError:
-                def dumps(x):
+                def helper2(x):
                     return x
 
-            def same_everywhere():
-                return dumps(1)
+            def other():
+                return helper2(1)
         """,
     }, "m.helper")
+
+
+def test_a_module_name_rebound_by_assignment_is_one_variable(golden) -> None:  # type: ignore[no-untyped-def]
+    # `helper = print` rebinds the same module-level name: a rename renames every binding and use of it together
+    golden({
+        "m.py": """
+            def helper(x):  # refs: def
+                return x
+
+            def use_later():
+                return helper(1)  # refs: confirmed
+
+            helper = print  # refs: confirmed
+        """,
+    }, "m.helper")
+
+
+def test_a_property_setter_is_renamed_with_its_getter(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            class Foo:
+                @property
+                def size(self):  # refs: def
+                    return 1
+
+                @size.setter  # refs: confirmed
+                def size(self, v):  # refs: def
+                    pass
+
+            def f(x: Foo):
+                x.size = 3  # refs: confirmed
+        """,
+    }, "m.Foo.size")
 
 
 def test_lambda_parameters_are_local_to_the_lambda(golden) -> None:  # type: ignore[no-untyped-def]

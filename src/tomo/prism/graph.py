@@ -22,7 +22,7 @@ from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
-from tomo.prism.resolve import Resolver, Value
+from tomo.prism.resolve import Resolver, Value, same_name
 
 SymbolLike = str | Symbol
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
@@ -267,7 +267,7 @@ class Graph:
             mod = f"{recv}.{sym.name}" if recv else sym.name
             return ("confirmed", "", kind) if mod == target else None
         v = self._bind_occurrence(res, fid, sym.name, occ)
-        if v is not None and v[0] in ("def", "prop", "bound") and v[1] == target:
+        if v is not None and v[0] in ("def", "prop", "bound") and same_name(v[1], target):
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind

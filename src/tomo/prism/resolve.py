@@ -245,7 +245,13 @@ class Resolver:
         import, a rebinding further down): the name is known only when every binding gives the same value.
         """
         values = {self._binding(fid, scope, name, e, line) for e in entries}
-        return values.pop() if len(values) == 1 else None
+        if len(values) == 1:
+            return values.pop()
+        defs = [v for v in values if v is not None and v[0] == "def"]
+        if len(defs) == len(values) and len({_redefined(v[1]) for v in defs}) == 1:
+            # `def f` twice, `@p.setter`: one name in one namespace; the last definition is the one that runs
+            return self._binding(fid, scope, name, max(entries, key=_line_of), line)
+        return None
 
     def _star_exports(self, module: str, name: str) -> bool:
         """Whether ``from module import *`` binds ``name``: listed in its ``__all__``, else any public name."""
@@ -550,7 +556,7 @@ class Resolver:
                         return None
                     self._stack.add(key)
                     try:
-                        return self._binding(fid, module, attr, entries[-1], 10**9)
+                        return self._binding(fid, module, attr, max(entries, key=_line_of), 10**9)
                     finally:
                         self._stack.discard(key)
             sub = self._module_value(f"{value[1]}.{attr}")
@@ -714,6 +720,23 @@ def _literal_type(rhs: str | None) -> str | None:
     if len(rhs) > 1 and c in "fFbBrRuU" and rhs[1] in "\"'":
         return "bytes" if c in "bB" else "str"
     return None
+
+
+def _line_of(entry: tuple[Any, ...]) -> int:
+    return int(entry[0])
+
+
+def _redefined(q: str) -> str:
+    """``m.f@1`` -> ``m.f``: a redefinition is stored under its own qualname but binds the same name."""
+    head, _, last = q.rpartition(".")
+    base = last.split("@", 1)[0]
+    return f"{head}.{base}" if head else base
+
+
+def same_name(q: str, target: str) -> bool:
+    """Whether ``q`` is ``target`` or another definition of the same name in the same namespace (a rename renames
+    them together: the name is one binding, whichever definition it holds)."""
+    return q == target or _redefined(q) == _redefined(target)
 
 
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:

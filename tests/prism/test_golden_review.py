@@ -510,3 +510,40 @@ def test_rename_to_a_name_a_subclass_already_has_is_a_conflict(tmp_path) -> None
         got = g.rename_plan("m.A.run", "stop").conflicts
         assert [(c.path, c.line) for c in got] == [("m.py", 10)] and "m.Sub" in got[0].reason
         assert g.rename_plan("m.A.run", "halt").conflicts == ()  # an unrelated class's method is no collision
+
+
+def test_keyword_arguments_name_the_fields_of_the_class_called(golden) -> None:  # type: ignore[no-untyped-def]
+    # `Line(qty=2)` left behind made the confirmed-only rename of a dataclass field a TypeError
+    golden({
+        "m.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class Line:
+                qty: int  # refs: def
+                price: int = 0
+
+            @dataclass(frozen=True)
+            class Bulk(Line):
+                pass
+
+            class Plain:
+                qty = 0
+
+            class Custom(Line):
+                def __init__(self, qty):
+                    super().__init__(qty * 2)
+
+            def dictish(**kw):
+                return kw
+
+            def make(cls):
+                Line(qty=2, price=3)  # refs: confirmed
+                Bulk(qty=4)  # refs: confirmed
+                Custom(qty=1)  # refs: ambiguous(keyword argument)
+                Plain(qty=1)
+                dictish(qty=5)
+                cls(qty=6)
+                return Line(1).qty  # refs: confirmed
+        """,
+    }, "m.Line.qty")

@@ -20,7 +20,7 @@ from tomo.errors import PrismError
 from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
-from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
+from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, KWARG, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value, same_name
 
@@ -235,7 +235,7 @@ class Graph:
                 continue
             row = self.conn.execute("SELECT data FROM refs WHERE file_id=? AND name=?", (fid, alias)).fetchone()
             for occ in _decode(res, fid, row[0]) if row else ():
-                if occ[4] & (STRING | MODPATH | IMPORT):
+                if occ[4] & (STRING | MODPATH | IMPORT | KWARG):
                     continue
                 v = self._bind_occurrence(res, fid, alias, occ)
                 if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
@@ -256,6 +256,8 @@ class Graph:
         target = sym.qualname
         if flags & STRING:
             return self._classify_string(res, sym, fid, scope, recv or "", flags)
+        if flags & KWARG:
+            return self._classify_keyword(res, sym, fid, scope, recv or "?", line)
         if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
             return "confirmed", "", "definition"
         kind = "import" if flags & (IMPORT | MODPATH) else "call" if flags & CALL else "reference"
@@ -303,6 +305,31 @@ class Graph:
             return "ambiguous", f"`{recv}` is a {rv[1]} whose bases are not all indexed", kind
         return None
 
+    def _classify_keyword(self, res: Resolver, sym: Symbol, fid: int, scope: str, callee: str,
+                          line: int) -> tuple[Confidence, str, str] | None:
+        """``C(name=...)``: the field ``name`` of class C, when the callee is provably a class that has it.
+
+        Confirmed only for a dataclass without an ``__init__`` of its own: its generated constructor takes exactly
+        the fields; any other constructor may do anything with the keyword.
+        """
+        if sym.kind not in ("variable", "attribute"):
+            return None
+        owner = sym.qualname.rsplit(".", 1)[0]
+        v = res.eval(fid, scope, callee, line)
+        if v is None or v[0] != "def":
+            return None
+        d = res.definition(v[1])
+        if d is None or d[3] != "class" or owner not in res.mro(v[1]):
+            return None
+        m = res.member(v[1], sym.name)
+        if m is not None and not same_name(m, sym.qualname):
+            return None  # the class redefines the field: the keyword is its own
+        generated = _is_dataclass(res, owner) and _is_dataclass(res, v[1])
+        custom_init = any(res.definition(f"{c}.__init__") is not None for c in res.mro(v[1]))
+        if generated and not custom_init and not res.has_unknown_base(v[1]):
+            return "confirmed", "", "keyword"
+        return "ambiguous", f"keyword argument of {v[1]}(...)", "keyword"
+
     def _override(self, res: Resolver, sym: Symbol, other: str, kind: str) -> tuple[Confidence, str, str] | None:
         """``other``: a method of the same name in a subclass or a base class of ``sym``'s class, or None."""
         owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
@@ -322,7 +349,7 @@ class Graph:
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ
-        if flags & STRING:
+        if flags & (STRING | KWARG):
             return None
         if flags & MODPATH:
             return res._module_value(f"{recv}.{name}" if recv else name)
@@ -475,6 +502,12 @@ class Graph:
 
 _DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line, f.lang"
                " FROM defs d JOIN files f ON f.id=d.file_id")
+
+
+def _is_dataclass(res: Resolver, cls: str) -> bool:
+    d = res.definition(cls)
+    decs = d[8].get("decorators", []) if d is not None else []
+    return any(x.split("(", 1)[0].rsplit(".", 1)[-1] == "dataclass" for x in decs)
 
 
 def _dotted_target(res: Resolver, text: str, name: str) -> str | None:

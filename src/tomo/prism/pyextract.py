@@ -26,6 +26,7 @@ IMPORT = 4  # the imported name in ``from m import NAME``
 MODPATH = 8  # a component of a module path in an import statement; recv holds the absolute dotted prefix
 STRING = 16  # inside an identifier-like string literal; recv holds the enclosing call's function text
 ALL = 32  # a string inside ``__all__``
+KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
@@ -365,6 +366,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     for n in caps.get("kwarg", []):
         skip_ids.add(n.start_byte)
+        args = n.parent.parent if n.parent is not None else None
+        if args is not None and args.type == "argument_list" and args.parent is not None \
+                and args.parent.type == "call":
+            # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
+            callee = _short(src, args.parent.child_by_field_name("function"))
+            extra_refs.append((_text(src, n), n.start_point[0] + 1, col_of(n), scope_at(n.start_byte),
+                               callee or "?", KWARG))
 
     for n in caps.get("call.fn", []):
         if n.type == "identifier":

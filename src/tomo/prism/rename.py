@@ -89,7 +89,7 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
                     seen.add((fpath, line, col))
     for o in occs:
         r = o.ref
-        if r.confidence != "confirmed" or r.kind == "string":
+        if r.confidence != "confirmed" or r.kind in ("string", "keyword"):
             continue
         if (r.path, r.line, r.col) == (sym.path, sym.line, sym.col):
             continue  # the definition's own namespace was checked above

@@ -24,6 +24,7 @@ from typing import Any
 from tomo.prism.pyextract import CALL as _CALL
 from tomo.prism.pyextract import DEF as _DEF
 from tomo.prism.pyextract import IMPORT as _IMPORT
+from tomo.prism.pyextract import KWARG as _KWARG
 from tomo.prism.pyextract import MODPATH as _MODPATH
 from tomo.prism.pyextract import STRING as _STRING
 
@@ -334,7 +335,7 @@ class Resolver:
             for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
                 oinfo = self.info(ofid)
                 for line, col, sidx, recv, flags in marshal.loads(blob):
-                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT):
+                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
                         continue
                     oscope = oinfo.scopes[sidx]
                     bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)

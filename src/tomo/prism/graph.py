@@ -20,13 +20,14 @@ from tomo.errors import PrismError
 from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
-from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, MODPATH, STRING, is_test_path
+from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, KWARG, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
-from tomo.prism.resolve import Resolver, Value
+from tomo.prism.resolve import Resolver, Value, same_name
 
 SymbolLike = str | Symbol
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
 UNBOUND = "name match, not bound"
+_MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ class Graph:
         return [_symbol(r) for r in rows[:limit]]
 
     def _defs_matching(self, q: str) -> list[Any]:
-        name = q.split(".")[-1]
+        name = q.split(".")[-1].split("@")[0]  # `m.helper@1`: a redefinition, stored under its plain name
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.name=? ORDER BY d.qualname", (name,)).fetchall()
         exact = [r for r in rows if r[0] == q]
         if exact:
@@ -158,10 +159,10 @@ class Graph:
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.file_id=? AND d.line=? ORDER BY d.col",
                                  (frow[0], line)).fetchall()
         for r in rows:
-            if col is None or r[4] <= col < r[4] + len(r[1]):
+            if col is None or r[5] <= col < r[5] + len(r[1]):
                 return _symbol(r)
         if col is not None:  # a use, not a definition: resolve it
-            res = Resolver(self.conn)
+            res = Resolver(self.conn, self.root)
             for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
@@ -199,7 +200,7 @@ class Graph:
     def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
         """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
         sym = self.symbol(symbol)
-        res = resolver or Resolver(self.conn)
+        res = resolver or Resolver(self.conn, self.root)
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
@@ -234,7 +235,7 @@ class Graph:
                 continue
             row = self.conn.execute("SELECT data FROM refs WHERE file_id=? AND name=?", (fid, alias)).fetchone()
             for occ in _decode(res, fid, row[0]) if row else ():
-                if occ[4] & (STRING | MODPATH | IMPORT):
+                if occ[4] & (STRING | MODPATH | IMPORT | KWARG):
                     continue
                 v = self._bind_occurrence(res, fid, alias, occ)
                 if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
@@ -255,6 +256,8 @@ class Graph:
         target = sym.qualname
         if flags & STRING:
             return self._classify_string(res, sym, fid, scope, recv or "", flags)
+        if flags & KWARG:
+            return self._classify_keyword(res, sym, fid, scope, recv or "?", line)
         if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
             return "confirmed", "", "definition"
         kind = "import" if flags & (IMPORT | MODPATH) else "call" if flags & CALL else "reference"
@@ -266,12 +269,12 @@ class Graph:
             mod = f"{recv}.{sym.name}" if recv else sym.name
             return ("confirmed", "", kind) if mod == target else None
         v = self._bind_occurrence(res, fid, sym.name, occ)
-        if v is not None and v[0] in ("def", "prop", "bound") and v[1] == target:
+        if v is not None and v[0] in ("def", "prop", "bound") and same_name(v[1], target):
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind
-        if sym.kind == "method" and v is not None and v[0] in ("def", "prop", "bound"):
-            # the same method name up or down the class hierarchy: renaming one side alone breaks overriding,
+        if sym.kind in _MEMBER_KINDS and v is not None and v[0] in ("def", "prop", "bound"):
+            # the same member name up or down the class hierarchy: renaming one side alone breaks overriding,
             # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
             return self._override(res, sym, v[1], kind)
         if v is not None:
@@ -287,6 +290,11 @@ class Graph:
             return "ambiguous", f"untyped receiver `{recv}`", kind
         if rv[0] == "ext":
             return None
+        if rv[0] == "union":
+            if all(t[0] == "ext" for t in rv[1]):
+                return None
+            kinds = " or ".join(t[1] for t in rv[1])
+            return "ambiguous", f"`{recv}` is assigned different types ({kinds})", kind
         if rv[0] == "inst" and sym.kind in ("method", "attribute", "variable"):
             owner = sym.qualname.rsplit(".", 1)[0]
             if res.member(rv[1], "__getattr__") is not None:
@@ -297,12 +305,40 @@ class Graph:
             return "ambiguous", f"`{recv}` is a {rv[1]} whose bases are not all indexed", kind
         return None
 
+    def _classify_keyword(self, res: Resolver, sym: Symbol, fid: int, scope: str, callee: str,
+                          line: int) -> tuple[Confidence, str, str] | None:
+        """``C(name=...)``: the field ``name`` of class C, when the callee is provably a class that has it.
+
+        Confirmed only for a dataclass without an ``__init__`` of its own: its generated constructor takes exactly
+        the fields; any other constructor may do anything with the keyword.
+        """
+        if sym.kind not in ("variable", "attribute"):
+            return None
+        owner = sym.qualname.rsplit(".", 1)[0]
+        v = res.eval(fid, scope, callee, line)
+        if v is None or v[0] != "def":
+            return None
+        d = res.definition(v[1])
+        if d is None or d[3] != "class" or owner not in res.mro(v[1]):
+            return None
+        m = res.member(v[1], sym.name)
+        if m is not None and not same_name(m, sym.qualname):
+            return None  # the class redefines the field: the keyword is its own
+        generated = _is_dataclass(res, owner) and _is_dataclass(res, v[1])
+        custom_init = any(res.definition(f"{c}.__init__") is not None for c in res.mro(v[1]))
+        if generated and not custom_init and not res.has_unknown_base(v[1]):
+            return "confirmed", "", "keyword"
+        return "ambiguous", f"keyword argument of {v[1]}(...)", "keyword"
+
     def _override(self, res: Resolver, sym: Symbol, other: str, kind: str) -> tuple[Confidence, str, str] | None:
         """``other``: a method of the same name in a subclass or a base class of ``sym``'s class, or None."""
         owner, other_owner = sym.qualname.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
         d = res.definition(other)
-        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] != "method":
+        if other.rsplit(".", 1)[-1] != sym.name or d is None or d[3] not in _MEMBER_KINDS:
             return None
+        od = res.definition(owner)
+        if od is None or od[3] != "class":
+            return None  # a module variable: no hierarchy
         if owner in res.mro(other_owner):
             relation = f"{other} overrides {sym.qualname}"
         elif other_owner in res.mro(owner):
@@ -313,7 +349,7 @@ class Graph:
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ
-        if flags & STRING:
+        if flags & (STRING | KWARG):
             return None
         if flags & MODPATH:
             return res._module_value(f"{recv}.{name}" if recv else name)
@@ -383,7 +419,7 @@ class Graph:
         if frow is None:
             return []
         fid, lang = frow
-        res = Resolver(self.conn)
+        res = Resolver(self.conn, self.root)
         out = []
         for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (fid,)):
             for occ in _decode(res, fid, blob):
@@ -420,7 +456,7 @@ class Graph:
         Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
         """
         sym = self.symbol(symbol)
-        res = Resolver(self.conn)
+        res = Resolver(self.conn, self.root)
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]
@@ -466,6 +502,12 @@ class Graph:
 
 _DEF_SELECT = ("SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line, f.lang"
                " FROM defs d JOIN files f ON f.id=d.file_id")
+
+
+def _is_dataclass(res: Resolver, cls: str) -> bool:
+    d = res.definition(cls)
+    decs = d[8].get("decorators", []) if d is not None else []
+    return any(x.split("(", 1)[0].rsplit(".", 1)[-1] == "dataclass" for x in decs)
 
 
 def _dotted_target(res: Resolver, text: str, name: str) -> str | None:

@@ -26,6 +26,7 @@ IMPORT = 4  # the imported name in ``from m import NAME``
 MODPATH = 8  # a component of a module path in an import statement; recv holds the absolute dotted prefix
 STRING = 16  # inside an identifier-like string literal; recv holds the enclosing call's function text
 ALL = 32  # a string inside ``__all__``
+KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
@@ -50,6 +51,12 @@ _QUERY = """
 (for_in_clause left: (_) @bind)
 (named_expression name: (identifier) @bind)
 (as_pattern alias: (_) @bind)
+(lambda) @lambda
+(case_pattern (dotted_name . (identifier) @capture .))
+(keyword_pattern (dotted_name . (identifier) @capture .))
+(keyword_pattern . (identifier) @kwpat)
+(splat_pattern (identifier) @capture)
+(as_pattern (case_pattern) (identifier) @capture)
 (global_statement) @global
 (nonlocal_statement) @global
 (return_statement (_) @ret)
@@ -359,6 +366,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 
     for n in caps.get("kwarg", []):
         skip_ids.add(n.start_byte)
+        args = n.parent.parent if n.parent is not None else None
+        if args is not None and args.type == "argument_list" and args.parent is not None \
+                and args.parent.type == "call":
+            # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
+            callee = _short(src, args.parent.child_by_field_name("function"))
+            extra_refs.append((_text(src, n), n.start_point[0] + 1, col_of(n), scope_at(n.start_byte),
+                               callee or "?", KWARG))
 
     for n in caps.get("call.fn", []):
         if n.type == "identifier":
@@ -392,8 +406,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                     defs.append(d)
                     def_index[q] = d
                     ref_flags[left.start_byte] = ref_flags.get(left.start_byte, 0) | DEF
-                if name == "__all__" and skind == "module" and right is not None:
-                    all_names = [_text(src, s).strip("'\"") for s in right.named_children if s.type == "string"]
+                if name == "__all__" and skind == "module" and right is not None and right.type in ("list", "tuple") \
+                        and all(s.type == "string" for s in right.named_children) and src.count(b"__all__") == 1:
+                    # a literal list, never changed (no `+=`, `.extend`, concatenation): else exports are unknown
+                    all_names = [_text(src, s).strip("'\"") for s in right.named_children]
         elif left.type == "attribute":
             obj = left.child_by_field_name("object")
             attr = left.child_by_field_name("attribute")
@@ -430,12 +446,44 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         for tn in tl:
             bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
 
+    # lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)
+    lambdas: list[tuple[int, int, set[str]]] = []
+    for n in caps.get("lambda", []):
+        params, body = n.child_by_field_name("parameters"), n.child_by_field_name("body")
+        if params is None or body is None:
+            continue
+        lnames: set[str] = set()
+        for p in params.named_children:
+            nm = p.child_by_field_name("name") if p.type == "default_parameter" else \
+                p.named_children[0] if p.type in ("list_splat_pattern", "dictionary_splat_pattern") \
+                and p.named_children else p
+            if nm is not None and nm.type == "identifier":
+                lnames.add(_text(src, nm))
+                skip_ids.add(nm.start_byte)
+        if lnames:
+            lambdas.append((body.start_byte, body.end_byte, lnames))
+    lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
+
+    def lambda_local(byte: int, name: str) -> bool:
+        return any(a <= byte < b and name in ns for a, b, ns in lambdas)
+
+    # match/case capture patterns (`case x:`, `case P(k=x)`, `case [*x]`, `case P() as x`) bind, never read
+    for n in caps.get("capture", []):
+        skip_ids.add(n.start_byte)
+        bind(scope_at(n.start_byte), _text(src, n), n.start_point[0] + 1, "assign", None, None)
+    for n in caps.get("kwpat", []):
+        skip_ids.add(n.start_byte)  # the attribute name in `case P(k=...)`
+
     globals_in: dict[str, set[str]] = {}
     for n in caps.get("global", []):
         scope = scope_at(n.start_byte)
         for ch in n.named_children:
-            if ch.type == "identifier":
+            if ch.type != "identifier":
+                continue
+            if n.type == "global_statement":
                 globals_in.setdefault(scope, set()).add(_text(src, ch))
+            else:  # nonlocal: a local of an enclosing function, never a module-level symbol
+                skip_ids.add(ch.start_byte)
 
     # returns
     returns: dict[str, list[tuple[int, str]]] = {}
@@ -497,6 +545,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         for m in _WORD.finditer(s):
             extra_refs.append((m.group(), line, base_col + m.start(), scope, ctx + "|" + s, flags))
 
+    body_start: dict[str, int] = {}  # where a function's body starts: defaults and annotations come before it
+    for n in caps.get("func", []):
+        body = n.child_by_field_name("body")
+        if body is not None:
+            body_start[scope_of_node[n.start_byte]] = body.start_byte
+
     # ---- identifiers -> references -----------------------------------------------------------------------------
     local_names: dict[str, set[str]] = {}
     for scope, names in binds.items():
@@ -534,10 +588,18 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         name = src[b:e].decode("utf-8", "replace")
         if b in name_scope:
             scope = name_scope[b]
+        if lambda_names:
+            if recv is None and name in lambda_names and lambda_local(b, name):
+                continue
+            head = _WORD.match(recv) if recv is not None else None
+            if head is not None and lambda_local(b, head.group()):
+                recv = f"({recv})"  # the receiver is a lambda parameter: untyped, never resolved outside
         if recv is None and not flags & DEF:
             ln = local_names.get(scope)
             if ln is not None and name in ln:
-                continue  # a local variable of its function: never a reference to anything else
+                if b >= body_start.get(scope, 0):
+                    continue  # a local variable of its function: never a reference to anything else
+                scope = parent_of_scope[scope]  # `def f(x=x)`, `def f(A: A)`: the header reads the enclosing scope
             if name in _BUILTINS and name not in module_names:
                 continue
         row, col = n.start_point

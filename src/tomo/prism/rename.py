@@ -7,6 +7,7 @@ moved into place with ``os.replace`` only after every new content has been compu
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import os
 import re
@@ -24,6 +25,7 @@ ALIAS_REASON = "via import alias"  # a confirmed use spelled with another name: 
 if TYPE_CHECKING:
     from tomo.prism.graph import Graph, Occurrence
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
 DOC_EXTS = (".md", ".rst", ".txt")
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "env", "target", "dist", "build"}
 
@@ -56,9 +58,10 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
 
 
 def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> list[Conflict]:
-    res = Resolver(graph.conn)
+    res = Resolver(graph.conn, graph.root)
     out: list[Conflict] = []
     seen: set[tuple[str, int, int]] = set()
+    shadowed: set[str] = set()
     owner = sym.qualname.rsplit(".", 1)[0]
     existing = res.definition(f"{owner}.{new}")
     if existing is None and sym.kind in ("method", "attribute", "variable"):
@@ -71,9 +74,22 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
         out.append(Conflict(fpath, existing[4], existing[5],
                             f"`{new}` already exists in {owner}: the {existing[3]} {existing[1]}"))
         seen.add((fpath, existing[4], existing[5]))
+    od = res.definition(owner) if sym.kind in ("method", "attribute", "variable") else None
+    if od is not None and od[3] == "class":
+        # a subclass that already has `new` would override the renamed member for its instances
+        for fid, q, line, col in graph.conn.execute(
+                "SELECT file_id, qualname, line, col FROM defs WHERE name=? AND kind IN "
+                "('method', 'attribute', 'variable')", (new,)).fetchall():
+            cls = q.rsplit(".", 1)[0]
+            if cls != owner and owner in res.mro(cls):
+                fpath = res.file(fid)[0]
+                if (fpath, line, col) not in seen:
+                    out.append(Conflict(fpath, line, col, f"`{new}` already exists in {cls}, a subclass of {owner}: "
+                                                          f"it would override the renamed {sym.kind}"))
+                    seen.add((fpath, line, col))
     for o in occs:
         r = o.ref
-        if r.confidence != "confirmed" or r.kind == "string":
+        if r.confidence != "confirmed" or r.kind in ("string", "keyword"):
             continue
         if (r.path, r.line, r.col) == (sym.path, sym.line, sym.col):
             continue  # the definition's own namespace was checked above
@@ -81,10 +97,15 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
         if f".{sym.name}" in line and r.kind not in ("definition", "import"):
             continue  # attribute access: the receiver's namespace was checked above
         v = res.lookup(o.file_id, o.scope, new, r.line)
-        if v is not None and (r.path, r.line, r.col) not in seen:
-            what = v[1] if v[0] in ("def", "mod", "ext") else "a local name"
+        if (v is not None or res.is_bound(o.file_id, o.scope, new)) and (r.path, r.line, r.col) not in seen:
+            what = v[1] if v is not None and v[0] in ("def", "mod", "ext") else "a local name"
             out.append(Conflict(r.path, r.line, r.col, f"`{new}` is already bound here (to {what})"))
             seen.add((r.path, r.line, r.col))
+        elif new in _BUILTIN_NAMES and r.path not in shadowed and re.search(
+                rf"(?<![\w.]){re.escape(new)}(?!\w)", "\n".join(graph._lines.get(r.path) or [])):
+            shadowed.add(r.path)  # the new name hides the builtin for every other use of it in this module
+            out.append(Conflict(r.path, r.line, r.col, f"`{new}` is a builtin that {r.path} also uses: "
+                                                        "the rename would shadow it there"))
     return out
 
 

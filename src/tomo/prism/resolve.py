@@ -16,8 +16,17 @@ from __future__ import annotations
 
 import functools
 import marshal
+import re
 import sqlite3
+from pathlib import Path
 from typing import Any
+
+from tomo.prism.pyextract import CALL as _CALL
+from tomo.prism.pyextract import DEF as _DEF
+from tomo.prism.pyextract import IMPORT as _IMPORT
+from tomo.prism.pyextract import KWARG as _KWARG
+from tomo.prism.pyextract import MODPATH as _MODPATH
+from tomo.prism.pyextract import STRING as _STRING
 
 Value = tuple[Any, ...] | None
 
@@ -53,8 +62,10 @@ class FileInfo:
 
 
 class Resolver:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, root: Path | None = None) -> None:
+        """``root`` lets a query read call arguments from the source (they are not among the stored facts)."""
         self.conn = conn
+        self.root = root
         self._info: dict[int, FileInfo] = {}
         self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
         self._mod: dict[str, int | None] = {}
@@ -63,6 +74,7 @@ class Resolver:
         self._member: dict[tuple[str, str], str | None] = {}
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
+        self._agree: dict[tuple[int, str, str], Value] = {}
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -166,6 +178,7 @@ class Resolver:
         first = True
         if name in info.get("globals", {}).get(scope, ()):
             s = self.module_name(fid)
+            first = False  # a `global` name is read when the function runs, like any enclosing one
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":
@@ -174,19 +187,80 @@ class Resolver:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
                         return narrowed
-                    return self._binding(fid, s, name, _pick(entries, line), line)
+                    if len(entries) > 1 and kind in ("function", "method"):
+                        # branches and loops: straight-line order proves nothing, every assignment must agree
+                        return self._agreeing_local(fid, s, name, entries, line)
+                    if first or len(entries) == 1:
+                        return self._binding(fid, s, name, _pick(entries, line), line)
+                    return self._enclosing_binding(fid, s, name, entries, line)
             first = False
             if kind == "module":
                 break
             s = parents.get(s, self.module_name(fid))
         module = self.module_name(fid)
-        for entry in info.binds(module).get("*", []):
-            v = self.attribute(("mod", entry[2]), name)
-            if v is not None:
-                return v
+        # star imports: only what each module exports, and when two provide the name (the later one wins at run
+        # time, the earlier one for code between them) it is known only if they agree
+        found = {self.attribute(("mod", e[2]), name) for e in info.binds(module).get("*", ())
+                 if self._star_exports(e[2], name)} - {None}
+        if found:
+            return found.pop() if len(found) == 1 else None
         if name in _BUILTIN_TYPES:
             return ("builtin", name)
         return None
+
+    def is_bound(self, fid: int, scope: str, name: str) -> bool:
+        """Whether ``name`` has any binding visible from ``scope`` (whatever its value): what a rename would shadow."""
+        info = self.info(fid)
+        s: str | None = scope
+        first = True
+        while s is not None:
+            kind = info.kinds.get(s, "module")
+            if (first or kind != "class") and info.binds(s).get(name):
+                return True
+            first = False
+            if kind == "module":
+                return False
+            s = info.parents.get(s, self.module_name(fid))
+        return False
+
+    def _agreeing_local(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]], line: int) -> Value:
+        """A local assigned more than once: its binding at ``line`` when every assignment gives the same type."""
+        key = (fid, scope, name)
+        if key not in self._agree:
+            self._agree[key] = None  # a cycle (`x = x.next()`) proves nothing
+            types = {self.type_of(self._binding(fid, scope, name, e, e[0])) for e in entries}
+            self._agree[key] = (None if None in types else
+                                ("same",) if len(types) == 1 else ("union", tuple(sorted(types, key=repr))))
+        got = self._agree[key]
+        if got is None:
+            return None
+        if got[0] == "union":  # different types: an attribute is known only where all of them agree on it
+            return got
+        return self._binding(fid, scope, name, _pick(entries, line), line)
+
+    def _enclosing_binding(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
+                           line: int) -> Value:
+        """A name bound several times in an enclosing scope, read from a nested function.
+
+        The function runs later, so the binding above it in the file proves nothing (``def f`` twice, a try/except
+        import, a rebinding further down): the name is known only when every binding gives the same value.
+        """
+        values = {self._binding(fid, scope, name, e, line) for e in entries}
+        if len(values) == 1:
+            return values.pop()
+        defs = [v for v in values if v is not None and v[0] == "def"]
+        if len(defs) == len(values) and len({_redefined(v[1]) for v in defs}) == 1:
+            # `def f` twice, `@p.setter`: one name in one namespace; the last definition is the one that runs
+            return self._binding(fid, scope, name, max(entries, key=_line_of), line)
+        return None
+
+    def _star_exports(self, module: str, name: str) -> bool:
+        """Whether ``from module import *`` binds ``name``: listed in its ``__all__``, else any public name."""
+        fid = self.module_file(module)
+        if fid is None:
+            return True
+        exported = self.info(fid).get("all")
+        return name in exported if exported is not None else not name.startswith("_")
 
     def _narrowed(self, fid: int, info: FileInfo, scope: str, name: str, line: int) -> Value:
         for s, var, typ, start, end in info.get("narrow", ()):
@@ -234,7 +308,66 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
-        return self.fixture(fid, name, scope)
+        if self._takes_fixture(fid, scope, name):
+            return self.fixture(fid, name, scope)
+        if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
+            return self._from_call_sites(fid, scope, name, idx)
+        return None
+
+    def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
+        """An untyped parameter of a module-level function, typed by what every call in the index passes to it.
+
+        Proven only when the function is used nowhere but in plain calls ``f(...)`` and each of them passes a value
+        of one and the same known type (for a test helper: the test's fixture).
+        """
+        info = self.info(fid)
+        module = self.module_name(fid)
+        if self.root is None or info.parents.get(scope) != module or info.kinds.get(scope) != "function":
+            return None
+        key = ("callsites", scope, name)
+        if key in self._stack:
+            return None
+        self._stack.add(key)
+        try:
+            fname = scope.rsplit(".", 1)[-1]
+            found: Value = None
+            calls = 0
+            for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
+                oinfo = self.info(ofid)
+                for line, col, sidx, recv, flags in marshal.loads(blob):
+                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
+                        continue
+                    oscope = oinfo.scopes[sidx]
+                    bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)
+                    if bound != ("def", scope) and recv is None:
+                        continue  # another binding of the same name
+                    if recv is not None or not flags & _CALL:
+                        return None  # passed around or called through an attribute: callers unknown
+                    arg = _call_argument(self.root / self.file(ofid)[0], line, col + len(fname), idx, name)
+                    v = self.type_of(self.eval(ofid, oscope, arg, line)) if arg else None
+                    if v is None or (found is not None and v != found):
+                        return None
+                    found, calls = v, calls + 1
+            return found if calls else None
+        finally:
+            self._stack.discard(key)
+
+    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
+        """pytest passes fixtures to tests (``test*``) and to other fixtures only, and a ``parametrize`` on the test
+        or its class that names the parameter gives it the parameter values instead."""
+        d = self.definition(scope)
+        if d is None or d[0] != fid:
+            return False
+        decs: list[str] = list(d[8].get("decorators", []))
+        if not (d[2].startswith("test") or any(x.split("(", 1)[0].endswith("fixture") for x in decs)):
+            return False
+        cls = self._enclosing_class(fid, self._parent(fid, scope))
+        if cls is not None:
+            cd = self.definition(cls)
+            decs += cd[8].get("decorators", []) if cd else []
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        # "?" is a decorator too long to keep: it may be the parametrize that names this parameter
+        return not any(x == "?" or ("parametrize" in x and word.search(x)) for x in decs)
 
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).parents.get(scope, self.module_name(fid))
@@ -361,17 +494,20 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
+        found: Value = None
         for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
             if entry[3]:
-                return self.type_of_annotation(fid, cls, entry[3], depth + 1)
+                return self.type_of_annotation(fid, cls, entry[3], depth + 1)  # declared: that is the type
+            if entry[2] == "None":
+                continue  # `self.x = None` until set: the other assignments say what it holds
             method = self._method_at(info, cls, entry[0])
-            if method is not None:
-                v = self.type_of(self.eval(fid, method, entry[2], entry[0], depth + 1), depth + 1)
-                if v is not None:
-                    return v
-        return None
+            v = self.type_of(self.eval(fid, method, entry[2], entry[0], depth + 1), depth + 1) if method else None
+            if v is None or (found is not None and v != found):
+                return None  # assigned something unknown, or different types in different methods
+            found = v
+        return found
 
     def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
         for q, parent in info.parents.items():
@@ -421,7 +557,7 @@ class Resolver:
                         return None
                     self._stack.add(key)
                     try:
-                        return self._binding(fid, module, attr, entries[-1], 10**9)
+                        return self._binding(fid, module, attr, max(entries, key=_line_of), 10**9)
                     finally:
                         self._stack.discard(key)
             sub = self._module_value(f"{value[1]}.{attr}")
@@ -432,6 +568,14 @@ class Resolver:
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")
+        if tag == "union":
+            got = {self.attribute(t, attr) for t in value[1]}
+            if len(got) == 1:
+                return got.pop()
+            heads = {g[:2] if g is not None and g[0] == "bound" else g for g in got}
+            head = heads.pop() if len(heads) == 1 else None
+            # one method reached through different receiver classes: bound, but to no single class (for `-> Self`)
+            return ("bound", head[1], "") if head is not None else None
         if tag == "super":
             for c in self.mro(value[1])[1:]:
                 if self.definition(f"{c}.{attr}") is not None:
@@ -479,10 +623,12 @@ class Resolver:
         if d is None or depth > _MAX_DEPTH:
             return None
         fid, parent, data = d[0], d[7], d[8]
+        if not fixture and not all(_keeps_return(x) for x in data.get("decorators", ())):
+            return None  # `@deco def f() -> A`: calling f calls whatever deco returned
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
         if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
-            return ("inst", self_cls or parent)
+            return ("inst", self_cls or parent) if self_cls != "" else None
         if ann and not (fixture and generator):
             return self.type_of_annotation(fid, parent, ann, depth + 1)
         info = self.info(fid)
@@ -491,6 +637,8 @@ class Resolver:
         for line, expr in sources:
             if expr == "None":
                 continue
+            if expr == "self" and self_cls == "":
+                return None  # the receiver is one of several classes
             if expr == "self" and self_cls is not None:
                 if found is not None and found != ("inst", self_cls):
                     return None
@@ -508,6 +656,53 @@ _BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", 
                             "float", "complex", "bool"})
 _TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "typing.Dict", "typing.List",
                                 "typing.Tuple", "typing.Set", "t.Dict", "t.List", "t.Tuple", "t.Set"})
+
+
+# Decorators that leave what calling the function returns unchanged.
+_RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
+                             "typing.override", "typing_extensions.override", "cache", "functools.cache",
+                             "lru_cache", "functools.lru_cache", "wraps", "functools.wraps", *_PROPERTY_DECORATORS})
+
+
+def _keeps_return(decorator: str) -> bool:
+    return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
+
+
+def _call_argument(path: Path, line: int, col: int, idx: int, name: str) -> str | None:
+    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``."""
+    try:
+        rest = path.read_text("utf-8", "replace").split("\n")[line - 1:line + 30]
+    except OSError:
+        return None
+    text = "\n".join(rest)[col:].lstrip()
+    if not text.startswith("("):
+        return None
+    args: list[str] = []
+    level, start = 0, 1
+    for i, c in enumerate(text):
+        if c in "\"'":
+            return None  # a string literal among the arguments: not worth a tokenizer here
+        if c in "([{":
+            level += 1
+        elif c in ")]}":
+            level -= 1
+            if level == 0:
+                args.append(text[start:i])
+                break
+        elif c == "," and level == 1:
+            args.append(text[start:i])
+            start = i + 1
+    else:
+        return None
+    args = [" ".join(a.split()) for a in args if a.strip()]
+    if any(a.startswith("*") for a in args):
+        return None
+    for a in args:
+        key, eq, value = a.partition("=")
+        if eq and key.strip() == name and not value.startswith("="):
+            return value.strip()
+    positional = [a for a in args if not re.match(r"^\w+\s*=[^=]", a)]
+    return positional[idx] if idx < len(positional) else None
 
 
 def _literal_type(rhs: str | None) -> str | None:
@@ -528,13 +723,30 @@ def _literal_type(rhs: str | None) -> str | None:
     return None
 
 
+def _line_of(entry: tuple[Any, ...]) -> int:
+    return int(entry[0])
+
+
+def _redefined(q: str) -> str:
+    """``m.f@1`` -> ``m.f``: a redefinition is stored under its own qualname but binds the same name."""
+    head, _, last = q.rpartition(".")
+    base = last.split("@", 1)[0]
+    return f"{head}.{base}" if head else base
+
+
+def same_name(q: str, target: str) -> bool:
+    """Whether ``q`` is ``target`` or another definition of the same name in the same namespace (a rename renames
+    them together: the name is one binding, whichever definition it holds)."""
+    return q == target or _redefined(q) == _redefined(target)
+
+
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     """The binding in effect at ``line``: the last one at or before it, else the first one after it."""
     best = None
-    for e in entries:
-        if e[0] <= line:
+    for e in entries:  # entries are not in source order (tree-sitter captures are grouped by pattern)
+        if e[0] <= line and (best is None or e[0] >= best[0]):
             best = e
-    return best if best is not None else entries[0]
+    return best if best is not None else min(entries, key=lambda e: e[0])
 
 
 @functools.lru_cache(maxsize=65536)

@@ -183,7 +183,8 @@ async def test_ollama_warns_when_a_request_clearly_exceeds_num_ctx() -> None:
 @pytest.mark.parametrize(("host", "url"), [
     ("localhost", "http://localhost:11434"), ("0.0.0.0", "http://127.0.0.1:11434"),
     ("10.0.0.5:9000", "http://10.0.0.5:9000"), ("https://ollama.example.com/", "https://ollama.example.com"),
-    ("http://127.0.0.1:11434", "http://127.0.0.1:11434"),
+    ("http://127.0.0.1:11434", "http://127.0.0.1:11434"), (":11500", "http://127.0.0.1:11500"),
+    ("0.0.0.0:11500", "http://127.0.0.1:11500"),
 ])
 def test_ollama_host_is_read_the_way_ollama_reads_it(host: str, url: str) -> None:
     assert normalize_host(host) == url

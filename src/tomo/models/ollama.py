@@ -251,6 +251,8 @@ def normalize_host(host: str) -> str:
     host = host.strip().rstrip("/")
     if "://" not in host:
         hostport, slash, path = host.partition("/")
+        if hostport.startswith(":"):  # ":11434": a port alone means this machine, as the ollama CLI reads it
+            hostport = "127.0.0.1" + hostport
         if ":" not in hostport:
             hostport += ":11434"
         host = f"http://{hostport}{slash}{path}"

@@ -28,6 +28,8 @@ def run_tomo() -> Callable[..., subprocess.CompletedProcess[str]]:
         return subprocess.run(
             [sys.executable, "-m", "tomo", *args], capture_output=True, text=True, cwd=cwd,
             env=tomo_env(**(env or {})), timeout=timeout, input=input,
+            # no inherited stdin: `tomo exec` passes a piped stdin on, and a test must not depend on the runner's
+            stdin=subprocess.DEVNULL if input is None else None,
         )
 
     return run

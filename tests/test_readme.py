@@ -1,0 +1,23 @@
+"""The README's first code block is a promise to a new user: two commands, and CI runs the second one verbatim."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _first_block() -> list[str]:
+    match = re.search(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    assert match, "README.md has no ```bash block"
+    return [line for line in match.group(1).splitlines() if line.strip()]
+
+
+def test_readme_opens_with_exactly_the_demo_and_the_test_command() -> None:
+    demo, tests = _first_block()
+    assert demo.endswith("tomo demo") and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    tests = _first_block()[1]
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert tests in ci_lines, f".ci/run must run {tests!r} as written in the README"

@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "assist"))
 
+from assist_helpers import make_fanout  # the same package the relay test renames
 from pydantic import BaseModel
 
 from tomo.agents import Agent
@@ -60,16 +62,9 @@ You rename symbols in a code base. Call rename_plan to get every edit the rename
 objects. Send all of them: edits you leave out are not made. Answer in two sentences when you are done."""
 
 
-def make_fanout(root: Path, files: int, calls: int) -> int:
-    pkg = root / "fan"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "core.py").write_text("def compute(x):\n    return x + 1\n")
-    for i in range(files):
-        body = "".join(f"    total += compute({j})\n" for j in range(calls))
-        (pkg / f"mod_{i:03d}.py").write_text(
-            f"from fan.core import compute\n\n\ndef run_{i:03d}():\n    total = 0\n{body}    return total\n")
-    return 1 + files + files * calls
+def fanout_edits(root: Path, files: int, calls: int) -> int:
+    """The assist tests' generated package; a rename edits the definition, one import per module and every call."""
+    return 1 + files + make_fanout(root, files, calls)
 
 
 @dataclass
@@ -121,7 +116,7 @@ def _check(root: Path, files: int, calls: int) -> None:
 
 
 async def measure_assist(root: Path, files: int, calls: int) -> Count:
-    edits = make_fanout(root, files, calls)
+    edits = fanout_edits(root, files, calls)
     session = Session(Graph.open(root), session_id="bench")
     model = ScriptedModel([
         {"tool_calls": [{"name": "rename_plan", "args": {"symbol": "fan.core.compute", "new_name": "calculate"}}]},
@@ -146,7 +141,7 @@ class EditIn(BaseModel):
 
 
 async def measure_relay(root: Path, files: int, calls: int) -> Count:
-    edits_total = make_fanout(root, files, calls)
+    edits_total = fanout_edits(root, files, calls)
     graph = Graph.open(root)
     plans: list[Plan] = []
 

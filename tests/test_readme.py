@@ -21,3 +21,16 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     tests = _first_block()[1]
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     assert tests in ci_lines, f".ci/run must run {tests!r} as written in the README"
+
+
+def test_the_configuration_example_is_valid(tmp_path: Path) -> None:
+    from tomo.config import load_settings
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```toml\n(.*?)```", text, re.S)
+    assert match, "README.md shows no tomo.toml example"
+    (tmp_path / "tomo.toml").write_text(match.group(1))
+    settings = load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml")
+    assert settings.model == "ollama:qwen2.5-coder:7b"
+    assert settings.agents["reader"].tools == ["list_jobs", "show_job"]
+    assert settings.sandbox.kind == "strict"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -46,11 +46,15 @@ class AgentSettings(BaseModel):
     max_reply_tokens: int | None = Field(default=None, ge=1)
 
 
+SandboxKind = Literal["auto", "strict", "local"]
+SANDBOX_KINDS: tuple[SandboxKind, ...] = get_args(SandboxKind)
+
+
 class SandboxSettings(BaseModel):
     """Checked here, so a bad value is reported with the file and the key rather than at the first run."""
 
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["auto", "strict", "local"] = "auto"
+    kind: SandboxKind = "auto"
     timeout_s: float = Field(default=60.0, gt=0)
     memory_mb: int = Field(default=2048, ge=0)  # 0 leaves a limit unset
     cpu_s: int = Field(default=120, ge=0)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from tomo.config import SandboxSettings
+from tomo.config import SANDBOX_KINDS, SandboxSettings
 from tomo.errors import SandboxError
 from tomo.sandbox.base import Sandbox
 from tomo.sandbox.bwrap import INSTALL_HINT, BubblewrapSandbox, find_bwrap
 from tomo.sandbox.local import LocalSandbox
 from tomo.sandbox.model import Limits
-
-KINDS = ("auto", "strict", "local")
 
 
 def make_sandbox(
@@ -18,8 +16,8 @@ def make_sandbox(
     """``auto`` and ``strict`` need bubblewrap; tomo never falls back to ``local`` on its own."""
     settings = settings or SandboxSettings()
     kind = (kind or settings.kind).strip().lower()
-    if kind not in KINDS:
-        raise SandboxError(f"unknown sandbox kind {kind!r}", hint="use one of: auto, strict, local")
+    if kind not in SANDBOX_KINDS:
+        raise SandboxError(f"unknown sandbox kind {kind!r}", hint=f"use one of: {', '.join(SANDBOX_KINDS)}")
     limits = Limits.from_settings(settings)
     if kind == "local":
         return LocalSandbox(limits)

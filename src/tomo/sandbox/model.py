@@ -20,6 +20,9 @@ _ALIASES: dict[str, Language] = {
     "argv": "argv",
 }
 
+MiB = 1024 * 1024
+_DEFAULTS = SandboxSettings()
+
 # One argument to execve may not exceed MAX_ARG_STRLEN (32 pages); stay well below it.
 MAX_CODE_BYTES = 120_000
 
@@ -37,22 +40,22 @@ def normalize_language(language: str) -> Language:
 class Limits:
     """What one run may use. ``None`` or 0 leaves a limit unset; sizes are in bytes, times in seconds."""
 
-    timeout_s: float = 60.0
-    memory_bytes: int = 2048 * 1024 * 1024
-    cpu_s: int = 120
-    file_size_bytes: int = 256 * 1024 * 1024
-    open_files: int = 256
-    max_pids: int = 256
-    output_bytes: int = 200_000
+    # The defaults are [sandbox]'s defaults (tomo.config), so a Limits() and an empty tomo.toml mean the same box.
+    timeout_s: float = _DEFAULTS.timeout_s
+    memory_bytes: int = _DEFAULTS.memory_mb * MiB
+    cpu_s: int = _DEFAULTS.cpu_s
+    file_size_bytes: int = _DEFAULTS.file_size_mb * MiB
+    open_files: int = _DEFAULTS.open_files
+    max_pids: int = _DEFAULTS.max_pids
+    output_bytes: int = _DEFAULTS.output_bytes
 
     @classmethod
     def from_settings(cls, settings: SandboxSettings) -> Limits:
-        mib = 1024 * 1024
         return cls(
             timeout_s=settings.timeout_s,
-            memory_bytes=settings.memory_mb * mib,
+            memory_bytes=settings.memory_mb * MiB,
             cpu_s=settings.cpu_s,
-            file_size_bytes=settings.file_size_mb * mib,
+            file_size_bytes=settings.file_size_mb * MiB,
             open_files=settings.open_files,
             max_pids=settings.max_pids,
             output_bytes=settings.output_bytes,

@@ -38,6 +38,8 @@ def on_signal(signum: int, frame: object) -> None:
 
 
 def descendants(root: int) -> set[int]:
+    """Like tomo.sandbox.process.descendants, repeated here because this script imports nothing from tomo (it must
+    start in milliseconds); zombies are kept: the reaper reaps them itself."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -121,6 +121,11 @@ def test_tomo_replay_shows_a_saved_transcript(tmp_path: Path, run_tomo) -> None:
     assert [line for line in as_json.stdout.splitlines() if '"tool_refused"' in line]
     missing = run_tomo("replay", str(tmp_path / "none.jsonl"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr and "hint:" in missing.stderr
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(transcript.read_text().splitlines()[0] + "\n{not json\n")
+    for args in (("replay", str(broken)), ("replay", str(broken), "--json")):
+        bad = run_tomo(*args)
+        assert bad.returncode == 2 and "is not a JSONL transcript: line 2" in bad.stderr
 
 
 def test_streamed_text_shows_in_the_live_status_and_is_logged_once() -> None:

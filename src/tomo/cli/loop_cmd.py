@@ -9,28 +9,27 @@ import typer
 from rich.console import Console
 
 from tomo.cli import app
-from tomo.cli.render import RichSink, events_from_jsonl
+from tomo.cli.render import RichSink, events_from_jsonl, replay
 from tomo.errors import ConfigError
 
 
-@app.command()
-def replay(
+@app.command("replay")
+def replay_cmd(
     transcript: Path = typer.Argument(..., help="a .jsonl transcript written by a run"),
     as_json: bool = typer.Option(False, "--json", help="print the events as JSON lines instead of the log"),
 ) -> None:
     """Show a saved run transcript as the compact log (or its events as JSON)."""
     if not transcript.is_file():
         raise ConfigError(f"transcript {transcript} does not exist", hint="give the path of a .jsonl transcript")
+    sink = RichSink(Console(highlight=False))
     try:
-        events = list(events_from_jsonl(transcript))
+        if as_json:
+            for event in events_from_jsonl(transcript):
+                typer.echo(json.dumps(event.to_dict(), default=str))
+        else:
+            replay(transcript, sink)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{transcript} is not a JSONL transcript: line {exc.lineno}: {exc.msg}",
                           hint="a transcript has one JSON object a line, as JsonlSink writes it") from exc
-    if as_json:
-        for event in events:
-            typer.echo(json.dumps(event.to_dict(), default=str))
-        return
-    sink = RichSink(Console(highlight=False))
-    for event in events:
-        sink.emit(event)
-    sink.close()
+    finally:
+        sink.close()

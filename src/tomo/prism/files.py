@@ -94,7 +94,3 @@ def module_names(rel: str, src_root: bool, init_dirs: set[str]) -> tuple[str, st
         k -= 1
     imp_parts = parts[k:]
     return module, ".".join(imp_parts), is_pkg
-
-
-def module_of_path(rel: str) -> str:
-    return rel.rsplit(".", 1)[0].replace("/", ".")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO
 
+from tomo.errors import ConfigError
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
@@ -216,6 +218,18 @@ class TeeSink:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Reads a transcript written by :class:`JsonlSink` (dicts, since event classes may evolve)."""
+    """Reads a transcript written by :class:`JsonlSink` (dicts, since event classes may evolve).
+
+    A line that is not JSON is a :class:`~tomo.errors.ConfigError` naming the file's line number.
+    """
+    rows = []
     with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path} is not a JSONL transcript: line {number}: {exc.msg}",
+                                  hint="a transcript has one JSON object a line, as JsonlSink writes it") from exc
+    return rows

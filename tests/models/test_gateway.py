@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ import pytest
 from loopback import Canned, LoopbackServer, anthropic_body
 
 from tomo.config import ProviderSettings, Settings
-from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
+from tomo.errors import ConfigError, ModelAuthError, ModelError, ModelUnavailable
+from tomo.events import ListSink, Notice
 from tomo.models import Message, Model
+from tomo.models._http import RetryPolicy
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.gateway import (
     BLESSED_OLLAMA,
@@ -23,6 +26,7 @@ from tomo.models.gateway import (
     model_from_spec,
     pick_blessed,
     probe_providers,
+    spec_note,
     split_spec,
     tier_table,
 )
@@ -204,3 +208,69 @@ def test_tomo_models_without_any_model_explains_how_to_connect(run_tomo: Callabl
     report = json.loads(run_tomo("models", "--json", "--timeout", "0.5", cwd=tmp_path, env=env).stdout)
     assert report["tiers"] == {"deep": {"spec": "openai:gpt-5", "from": "tomo.toml [tiers]"}}
 
+
+
+# ---- a spec that names no provider says so (issue 9) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("spec", "suggestion"), [
+    ("cluade:sonnet", "did you mean claude:sonnet?"), ("opnai:gpt-4.1", "did you mean openai:gpt-4.1?"),
+    ("anthropc:claude-haiku-4-5", "did you mean anthropic:claude-haiku-4-5?"),
+    ("openai-compt:http://h/v1#m", "did you mean openai-compat:http://h/v1#m?"),
+    ("gemni:pro", "Gemini speaks the OpenAI API: openai-compat:"), ("lm-studio:x", "openai-compat:http://localhost:1234"),
+])
+def test_a_mistyped_provider_is_named_with_a_did_you_mean(spec: str, suggestion: str) -> None:
+    note, typo = spec_note(spec)
+    prefix = spec.partition(":")[0]
+    assert typo and note.startswith(f"read {spec!r} as an Ollama model: no provider is named {prefix!r} (providers: "
+                                    "ollama, claude, anthropic, openai, openai-compat, scripted)")
+    assert suggestion in note
+
+
+@pytest.mark.parametrize("spec", ["qwen2.5-coder:7b", "llama3.1:8b", "llava:7b", "codellama:7b", "openchat:7b",
+                                  "olama:qwen", "gemma3:4b"])
+def test_real_ollama_names_are_not_taken_for_typos(spec: str) -> None:
+    note, typo = spec_note(spec)
+    assert not typo and "did you mean" not in note and note.startswith(f"read {spec!r} as an Ollama model")
+
+
+@pytest.mark.parametrize("spec", ["ollama:qwen2.5-coder:7b", "mistral-nemo", "claude:x"])
+def test_a_spec_with_a_provider_or_no_prefix_has_no_note(spec: str) -> None:
+    assert spec_note(spec) == ("", False)
+
+
+def test_a_mistyped_provider_is_said_when_the_model_is_made() -> None:
+    sink = ListSink()
+    model = model_from_spec("cluade:sonnet", sink=sink, env=NO_OLLAMA)
+    assert isinstance(model, OllamaModel) and model.model == "cluade:sonnet"  # still what a bare spec means
+    said = sink.of(Notice)
+    assert [n.level for n in said] == ["warning"] and "did you mean claude:sonnet?" in said[0].text
+    sink = ListSink()
+    model_from_spec("qwen2.5-coder:7b", sink=sink, env=NO_OLLAMA)
+    assert sink.of(Notice) == []  # an ordinary Ollama name is not a warning
+
+
+async def test_the_error_of_a_spec_read_as_ollama_says_so_and_a_refused_local_port_is_not_retried() -> None:
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = model_from_spec("gemni:pro", env={"OLLAMA_HOST": f"127.0.0.1:{port}"},
+                            retry=RetryPolicy(base_s=0.001, sleep=sleep))
+    with pytest.raises(ModelUnavailable) as info:
+        await model.chat([Message.user("hi")])
+    message = str(info.value)
+    assert message.startswith("read 'gemni:pro' as an Ollama model: no provider is named 'gemni'")
+    assert "nothing is listening at ollama" in message and sleeps == []
+
+
+async def test_a_404_for_a_mistyped_spec_carries_the_did_you_mean() -> None:
+    with LoopbackServer() as server:
+        server.push(Canned(404, {"error": "model 'cluade:sonnet' not found"}))
+        model = model_from_spec("cluade:sonnet", env={"OLLAMA_HOST": server.url})
+        with pytest.raises(ModelError, match=r"did you mean claude:sonnet\?.*not found"):
+            await model.chat([Message.user("hi")])

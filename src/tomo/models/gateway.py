@@ -19,7 +19,7 @@ import httpx
 
 from tomo.config import ProviderSettings, Settings
 from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
-from tomo.events import Sink
+from tomo.events import Notice, Sink
 from tomo.models import anthropic, ollama, openai
 from tomo.models._http import RetryPolicy
 from tomo.models.anthropic import AnthropicModel
@@ -57,6 +57,16 @@ DEFAULT_BASE_URL = {"ollama": ollama.DEFAULT_BASE_URL, "anthropic": anthropic.DE
 PREFIXES = {"ollama": "ollama", "claude": "anthropic", "anthropic": "anthropic", "openai": "openai",
             "openai-compat": "openai-compat", "scripted": "scripted"}
 
+# Names people type that are not providers of tomo's, and how to reach them instead.
+NOT_PROVIDERS = {
+    "gemini": "Gemini speaks the OpenAI API: openai-compat:https://generativelanguage.googleapis.com/v1beta/openai"
+              "#gemini-2.5-flash (with api_key_env under [providers.openai-compat])",
+    "openrouter": "OpenRouter speaks the OpenAI API: openai-compat:https://openrouter.ai/api/v1#MODEL",
+    "lmstudio": "LM Studio serves the OpenAI API: openai-compat:http://localhost:1234/v1#MODEL",
+    "llamacpp": "llama.cpp's server speaks the OpenAI API: openai-compat:http://localhost:8080/v1#MODEL",
+    "vllm": "vLLM serves the OpenAI API: openai-compat:http://localhost:8000/v1#MODEL",
+}
+
 CONNECT_HINT = (
     "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
     "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
@@ -77,6 +87,50 @@ def split_spec(spec: str) -> tuple[str, str]:
                               hint=f"write {prefix}:MODEL_NAME")
         return PREFIXES[prefix], rest.strip()
     return "ollama", spec
+
+
+def did_you_mean(prefix: str) -> str | None:
+    """The provider (or a known non-provider) a mistyped prefix is closest to, or None. ``ollama`` is left out on
+    purpose: ``llama3.1`` and ``llava`` are Ollama models, not typos of its name."""
+    squashed = prefix.lower().replace("-", "").replace("_", "").replace(".", "")
+    if squashed in NOT_PROVIDERS:
+        return squashed
+    names = [p for p in PREFIXES if p != "ollama"] + list(NOT_PROVIDERS)
+    scored = sorted((typo_distance(prefix.lower(), name), name) for name in names)
+    distance, name = scored[0]
+    # One slip in a short name, two in a long one: "cluade", "opnai", "anthropc", "gemni"; not "openchat" (a model).
+    return name if distance <= (1 if len(name) <= 6 else 2) else None
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b`` where swapping two neighbours counts as one (optimal string alignment)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def spec_note(spec: str) -> tuple[str, bool]:
+    """For a spec read as an Ollama model because its prefix names no provider (``gemni:pro``): the sentence that
+    says so, and whether the prefix looks like a mistyped provider (then with a did-you-mean). ``("", False)`` for a
+    spec without a prefix."""
+    spec = spec.strip()
+    prefix, sep, rest = spec.partition(":")
+    if not sep or prefix in PREFIXES:
+        return "", False
+    note = (f"read {spec!r} as an Ollama model: no provider is named {prefix!r} "
+            f"(providers: {', '.join(PREFIXES)})")
+    near = did_you_mean(prefix)
+    if near is None:
+        return note, False
+    if near in NOT_PROVIDERS:
+        return f"{note}; {NOT_PROVIDERS[near]}", True
+    return f"{note}; did you mean {near}:{rest}?", True
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -114,9 +168,13 @@ def model_from_spec(
     conf = settings.provider(provider)
     policy = retry or RetryPolicy(max_retries=conf.max_retries)
     if provider == "ollama":
-        return OllamaModel(name, base_url=base_url("ollama", settings, environ),
-                           num_ctx=conf.num_ctx or ollama.DEFAULT_NUM_CTX, timeout_s=conf.timeout_s, retry=policy,
-                           sink=sink)
+        model = OllamaModel(name, base_url=base_url("ollama", settings, environ),
+                            num_ctx=conf.num_ctx or ollama.DEFAULT_NUM_CTX, timeout_s=conf.timeout_s, retry=policy,
+                            sink=sink)
+        model.spec_note, typo = spec_note(spec)
+        if typo and sink is not None:  # a likely typo is said before the first request, not only on failure
+            sink.emit(Notice("warning", model.spec_note))
+        return model
     if provider == "openai-compat":
         url, hash_, model_name = name.rpartition("#")
         if not hash_ or not url or not model_name:

@@ -67,6 +67,16 @@ NOT_PROVIDERS = {
     "vllm": "vLLM serves the OpenAI API: openai-compat:http://localhost:8000/v1#MODEL",
 }
 
+# OpenAI-compatible servers on their usual local ports: `tomo models` lists what they serve, and detection uses one
+# when nothing better is connected. TOMO_LOCAL_SERVERS replaces the list (ports or base URLs, comma-separated; empty:
+# look nowhere), for a server on another port and for tests on a shared machine.
+LOCAL_SERVERS: tuple[tuple[int, str], ...] = (
+    (8080, "llama.cpp's llama-server"),
+    (1234, "LM Studio"),
+    (8000, "vLLM or llama-cpp-python"),
+)
+LOCAL_SERVERS_ENV = "TOMO_LOCAL_SERVERS"
+
 CONNECT_HINT = (
     "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
     "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
@@ -224,6 +234,59 @@ def ollama_installed(url: str, timeout_s: float = 1.5) -> list[str] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class LocalServer:
+    """An OpenAI-compatible server on this machine: its base URL, who usually listens there, what it serves."""
+
+    base_url: str
+    usual: str
+    models: tuple[str, ...] | None  # None: nothing OpenAI-compatible answered
+    detail: str
+
+    def spec(self) -> str | None:
+        return f"openai-compat:{self.base_url}#{self.models[0]}" if self.models else None
+
+
+def local_server_urls(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """``[(base_url, who usually listens there)]`` to look at: the usual ports, or TOMO_LOCAL_SERVERS."""
+    raw = _env(env).get(LOCAL_SERVERS_ENV)
+    if raw is None:
+        return [(f"http://127.0.0.1:{port}/v1", usual) for port, usual in LOCAL_SERVERS]
+    usual = dict(LOCAL_SERVERS)
+    out = []
+    for item in (part.strip() for part in raw.split(",")):
+        if item.isdigit():
+            out.append((f"http://127.0.0.1:{item}/v1", usual.get(int(item), "a local server")))
+        elif item:
+            out.append((item.rstrip("/"), "a local server"))
+    return out
+
+
+def _served(response: httpx.Response) -> tuple[tuple[str, ...] | None, str]:
+    """What a GET /models answer says: the model ids, or None and why this is not a Chat Completions server."""
+    if not response.is_success:
+        return None, f"answers with HTTP {response.status_code}: not an OpenAI-compatible server"
+    try:
+        data = response.json().get("data")
+        ids = tuple(str(m["id"]) for m in data)
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None, "answers, but not with a model list: not an OpenAI-compatible server"
+    return ids, f"serves {len(ids)} model(s): {', '.join(ids[:5])}" if ids else "serves no model"
+
+
+def local_servers(env: Mapping[str, str] | None = None, timeout_s: float = 1.5) -> list[LocalServer]:
+    """Asks each usual local port for its model list (GET {base}/models). A refused port costs nothing."""
+    found = []
+    with httpx.Client(timeout=timeout_s) as client:
+        for url, usual in local_server_urls(env):
+            try:
+                models, detail = _served(client.get(f"{url}/models"))
+            except httpx.HTTPError as exc:
+                models, detail = None, f"no answer ({exc.__class__.__name__})"
+            found.append(LocalServer(url, usual, models, detail))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
 class Detection:
     spec: str
     reason: str
@@ -247,6 +310,13 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
         var, key = _key(provider, settings.provider(provider), environ)
         if key:
             return Detection(TIER_DEFAULTS[provider]["fast"], f"{var} is set (the provider's fast tier)")
+    # Last before giving up: a model someone is serving on this machine (not before the blessed list or a key: a
+    # server on 8000 may be anything, and its model is untried for tool use).
+    local = local_servers(environ, timeout_s)
+    serving = next((server for server in local if server.models), None)
+    if serving is not None:
+        return Detection(str(serving.spec()), f"served at {serving.base_url} (usually {serving.usual}); the first "
+                                              f"of its {len(serving.models or ())} model(s)")
     if installed:
         raise ModelUnavailable(
             f"Ollama at {url} has {len(installed)} model(s) ({', '.join(installed[:5])}), but none tomo trusts to "
@@ -254,8 +324,9 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
             provider="ollama",
             hint=f"`ollama pull {BLESSED_OLLAMA[0][0]}`, or choose one of yours with --model ollama:NAME",
         )
-    raise ModelUnavailable(f"no model found: Ollama does not answer at {url}, and neither ANTHROPIC_API_KEY nor "
-                           "OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
+    looked = f", no OpenAI-compatible server serves a model at {', '.join(s.base_url for s in local)}" if local else ""
+    raise ModelUnavailable(f"no model found: Ollama does not answer at {url}{looked}, and neither ANTHROPIC_API_KEY "
+                           "nor OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
 
 
 def detect_default_model(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
@@ -303,9 +374,15 @@ class ProviderStatus:
     base_url: str
     ok: bool
     detail: str
+    models: tuple[str, ...] = ()  # what a local server serves (the others are counted in ``detail``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"provider": self.provider, "base_url": self.base_url, "ok": self.ok, "detail": self.detail}
+        out: dict[str, Any] = {"provider": self.provider, "base_url": self.base_url, "ok": self.ok,
+                               "detail": self.detail}
+        if self.provider == "local":
+            out["models"] = list(self.models)
+            out["spec"] = f"openai-compat:{self.base_url}#{self.models[0]}" if self.models else None
+        return out
 
 
 async def _probe(client: httpx.AsyncClient, provider: str, url: str, path: str, headers: dict[str, str],
@@ -348,7 +425,16 @@ async def probe_providers(settings: Settings | None = None, *, env: Mapping[str,
             _, key = _key("openai-compat", compat, environ)
             jobs.append(_probe(client, "openai-compat", compat.base_url, "/models",
                                {"Authorization": f"Bearer {key}"} if key else {}, "data"))
+        jobs += [_probe_local(client, url, usual) for url, usual in local_server_urls(environ)]
         results = list(await asyncio.gather(*jobs))
-    order = ["ollama", "anthropic", "openai", "openai-compat"]
+    order = ["ollama", "anthropic", "openai", "openai-compat", "local"]
     return sorted(results + skipped, key=lambda s: order.index(s.provider))
+
+
+async def _probe_local(client: httpx.AsyncClient, url: str, usual: str) -> ProviderStatus:
+    try:
+        models, detail = _served(await client.get(f"{url}/models"))
+    except httpx.HTTPError as exc:
+        return ProviderStatus("local", url, False, f"no answer ({exc.__class__.__name__}; usually {usual})")
+    return ProviderStatus("local", url, models is not None, detail, models or ())
 

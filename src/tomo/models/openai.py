@@ -334,7 +334,7 @@ class OpenAIModel(HttpModel):
         assert reply is not None
         if force and reply.tool_calls:
             self.profile.forced_with_call(mode)
-        elif force:
+        elif force and reply.finish not in ("error", "length"):  # a reply cut short says nothing about the force
             said = self.profile.forced_without_call(mode)
             if said:
                 self._notice(f"{self.name}: the server at {self.profile.base_url} {said}")

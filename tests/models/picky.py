@@ -6,8 +6,8 @@ Each behaviour is one flag, reproduced from a real server (the live tier, tests/
 - ``content_null_refused``: ``content: null`` is refused with a 400 (llama-cpp-python, LM Studio, Ollama);
 - ``content_empty_refused``: ``content: ""`` is refused with a 400 (some gateways in front of Anthropic-like APIs);
 - ``required``: what ``tool_choice: "required"`` does: ``"works"``, ``"500"`` (llama-cpp-python's
-  chatml-function-calling asserts on it; the message names nothing) or ``"ignored"`` (llama.cpp, or any template
-  without function calling: the model answers in prose);
+  chatml-function-calling asserts on it; the message names nothing, and a stream is a 200 with no chunk at all) or
+  ``"ignored"`` (llama.cpp, or any template without function calling: the model answers in prose);
 - ``named``: the same for a named tool_choice (``"works"`` or ``"ignored"``);
 - ``stream_usage``: whether streams end with a usage chunk when asked (llama-cpp-python sends none);
 - ``usage``: whether whole replies carry usage;
@@ -61,6 +61,8 @@ class Picky:
                     return Canned(400, {"error": {"message": "text content blocks must be non-empty"}})
         choice = body.get("tool_choice")
         if choice == "required" and self.required == "500":
+            if body.get("stream"):  # streamed, the same failure is a 200 with nothing after the headers
+                return Canned(200, chunks=[], content_type="text/event-stream")
             return Canned(500, {"error": {"message": ""}})
         forced_name = None
         if isinstance(choice, dict) and self.named == "works":

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer
+from loopback import Canned, LoopbackServer
 from picky import Picky
 
 from tomo.agents import Agent
@@ -190,7 +190,6 @@ async def test_refused_max_completion_tokens_becomes_max_tokens() -> None:
 
 async def test_a_bad_request_that_names_nothing_tomo_can_change_is_raised_at_once() -> None:
     with LoopbackServer() as server:
-        from loopback import Canned
         server.push(Canned(400, {"error": {"message": "model is loading"}}))
         with pytest.raises(ServerRefused, match="model is loading"):
             await model(server).chat([Message.user("x")])
@@ -243,3 +242,35 @@ async def test_a_token_budget_stops_a_streamed_run_on_a_server_that_reports_no_u
     assert out.stopped_by == "tokens" and out.usage.estimated and out.usage.total >= 600
     assert out.steps < 10 and sink.of(LimitReached)[0].limit == "tokens"
     assert sink.of(UsageReported)[-1].estimated
+
+
+async def test_the_way_a_forced_call_finally_worked_is_what_the_profile_records() -> None:
+    picky = Picky(required="500")
+    with serve(picky) as server:
+        m = model(server)
+        await m.chat([Message.user("read it")], [READ], force_tools=True)
+    assert (m.profile.required, m.profile.named) == ("rejected", "works")
+
+
+async def test_a_stream_answered_with_nothing_twice_is_a_refusal_adapted_to() -> None:
+    sink = ListSink()
+    picky = Picky(required="500")
+    with serve(picky) as server:
+        events = [e async for e in model(server, sink).stream([Message.user("read it")], [READ], force_tools=True)]
+    done = events[-1]
+    assert isinstance(done, ReplyDone) and [c.name for c in done.reply.tool_calls] == ["read_file"]
+    assert done.reply.finish == "tool_calls"
+    assert [b["tool_choice"] for b in chats(server)] == ["required", "required",
+                                                         {"type": "function", "function": {"name": "read_file"}}]
+    assert any('refused tool_choice "required"' in n for n in notices(sink))
+
+
+async def test_an_empty_stream_with_nothing_to_change_is_an_error_not_a_reply() -> None:
+    with LoopbackServer() as server:
+        server.push(*[Canned(200, chunks=[], content_type="text/event-stream")] * 4)
+        m = model(server)
+        with pytest.raises(ServerRefused, match="empty stream"):
+            [e async for e in m.stream([Message.user("hi")])]
+    # twice as sent; stream_options is the one thing left to change: twice without it; then the error
+    assert ["stream_options" in b for b in chats(server)] == [True, True, False, False]
+    assert m.profile.stream_options  # what did not help is not remembered

@@ -197,9 +197,11 @@ class StreamAccumulator:
         self.finish: str | None = None
         self.usage: dict[str, Any] = {}
         self.model = ""
+        self.chunks = 0
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
+        self.chunks += 1
         self.model = chunk.get("model") or self.model
         if chunk.get("usage"):
             self.usage = chunk["usage"]
@@ -332,6 +334,7 @@ class OpenAIModel(HttpModel):
             else:
                 yield event
         assert reply is not None
+        mode = self.profile.demote(mode, len(tools))  # the way it was finally asked, if the server refused one
         if force and reply.tool_calls:
             self.profile.forced_with_call(mode)
         elif force and reply.finish not in ("error", "length"):  # a reply cut short says nothing about the force
@@ -350,6 +353,7 @@ class OpenAIModel(HttpModel):
                 else:
                     yield event
             reply.usage = first.usage + reply.usage
+            again = self.profile.demote(again, len(tools))
             if reply.tool_calls:
                 self.profile.forced_with_call(again)
             else:
@@ -365,6 +369,7 @@ class OpenAIModel(HttpModel):
         names = [t.name for t in tools]
         tried: set[str] = set()
         saved = self.profile.snapshot()
+        empty = 0
         while True:
             mode = self.profile.demote(mode, len(tools))
             body = self._body(history, tools, force, max_tokens, stream, mode)
@@ -388,6 +393,21 @@ class OpenAIModel(HttpModel):
                     raise
                 self._notice(f"{self.name}: the server at {self.profile.base_url} {said}", "info")
                 continue
+            if stream and acc.chunks == 0:
+                # 200 and then nothing: llama-cpp-python's way of failing a stream whose request it cannot take
+                # (the same request unstreamed is a 500). Once may be chance; twice for one payload is its shape.
+                empty += 1
+                detail = "the server answered with an empty stream (no chunk, no [DONE]) twice for the same request"
+                said = self.profile.adapt(detail, body, tried) if empty > 1 else None
+                if said is not None:
+                    self._notice(f"{self.name}: the server at {self.profile.base_url} {said}", "info")
+                    empty = 0
+                if empty <= 1:
+                    continue
+                self.profile.restore(saved)
+                raise ServerRefused(f"{self.provider} ({self.endpoint.base_url}): {detail}", provider=self.provider,
+                                    hint="the server fails this request as it is shaped; its log says why. Try "
+                                         "without streaming, or switch model or server", detail=detail)
             reply = from_response(data, names)
             if stream and acc.finish is None:  # the stream ended without a finish reason: the reply is not whole
                 reply.finish = "error"

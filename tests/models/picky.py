@@ -12,6 +12,8 @@ Each behaviour is one flag, reproduced from a real server (the live tier, tests/
 - ``stream_usage``: whether streams end with a usage chunk when asked (llama-cpp-python sends none);
 - ``usage``: whether whole replies carry usage;
 - ``refuse_fields``: top-level fields answered with a 400 naming them (``stream_options``, ``max_completion_tokens``);
+- ``stream_auto_fails``: a stream with tools and ``tool_choice: "auto"`` is a 200 with nothing after the headers
+  (llama-cpp-python's function calling: "Automatic streaming tool choice is not supported");
 - ``tokenizer``: serve ``POST /extras/tokenize/count`` (one token a whitespace-separated word).
 
 The model itself is a script: ``replies`` are (text, calls) answered in turn to requests not forced by name.
@@ -37,6 +39,7 @@ class Picky:
     usage: bool = True
     refuse_fields: tuple[str, ...] = ()
     tokenizer: bool = False
+    stream_auto_fails: bool = False
     replies: list[tuple[str, list[tuple[str, str, Any]]]] = field(default_factory=list)
     counted: list[str] = field(default_factory=list)  # the texts sent to the tokenizer
 
@@ -64,6 +67,8 @@ class Picky:
             if body.get("stream"):  # streamed, the same failure is a 200 with nothing after the headers
                 return Canned(200, chunks=[], content_type="text/event-stream")
             return Canned(500, {"error": {"message": ""}})
+        if body.get("stream") and body.get("tools") and choice == "auto" and self.stream_auto_fails:
+            return Canned(200, chunks=[], content_type="text/event-stream")
         forced_name = None
         if isinstance(choice, dict) and self.named == "works":
             forced_name = choice["function"]["name"]

@@ -274,3 +274,19 @@ async def test_an_empty_stream_with_nothing_to_change_is_an_error_not_a_reply() 
     # twice as sent; stream_options is the one thing left to change: twice without it; then the error
     assert ["stream_options" in b for b in chats(server)] == [True, True, False, False]
     assert m.profile.stream_options  # what did not help is not remembered
+
+
+async def test_a_server_that_cannot_stream_with_tools_gets_whole_replies_shown_at_once() -> None:
+    sink = ListSink()
+    picky = Picky(required="500", stream_auto_fails=True, replies=[("I will look.", [("c1", "grep", {})])])
+    with serve(picky) as server:
+        m = model(server, sink)
+        events = [e async for e in m.stream([Message.user("find it")], [READ, GREP], force_tools=True)]
+    done = events[-1]
+    assert isinstance(done, ReplyDone) and [c.name for c in done.reply.tool_calls] == ["grep"]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["I will look."]  # shown, in one piece
+    sent = chats(server)
+    assert [(b["stream"], b["tool_choice"]) for b in sent] == [
+        (True, "required"), (True, "required"), (True, "auto"), (True, "auto"), (False, "auto")]
+    assert m.profile.stream_tools is False and m.profile.stream_options  # the right thing was changed
+    assert any("cannot stream a reply while tools are offered" in n for n in notices(sink))

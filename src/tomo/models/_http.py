@@ -70,6 +70,11 @@ class ServerRefused(ModelError):
         self.detail = detail
 
 
+class StreamBroke(ModelUnavailable):
+    """The connection broke while a stream was being read (not a timeout). Never retried by ``_send`` (part of the
+    reply may have been shown); an adapter that saw no chunk yet may treat it as the server refusing the request."""
+
+
 def is_loopback(url: str) -> bool:
     """True when ``url`` names this machine: a refused connection there means nothing is listening."""
     host = (urllib.parse.urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
@@ -249,7 +254,7 @@ class HttpModel:
     def _transport_error(self, exc: httpx.TransportError, *, mid_stream: bool = False) -> ModelError:
         where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
         if mid_stream:
-            return (ModelTimeout if isinstance(exc, httpx.TimeoutException) else ModelUnavailable)(
+            return (ModelTimeout if isinstance(exc, httpx.TimeoutException) else StreamBroke)(
                 f"{where} stopped mid-stream ({exc.__class__.__name__}: {exc}); a stream is not retried once it "
                 "has started, because part of the reply was already shown",
                 provider=self.provider,
@@ -300,12 +305,25 @@ class HttpModel:
         client = self.client
         retry = 0
         last_500: str | None = None
+        dropped = 0
         while True:
             request = client.build_request("POST", path, json=body)
             try:
                 response = await client.send(request, stream=stream)
             except httpx.TransportError as exc:
-                refused_here = isinstance(exc, httpx.ConnectError) and is_loopback(self.endpoint.base_url)
+                local = is_loopback(self.endpoint.base_url)
+                refused_here = isinstance(exc, httpx.ConnectError) and local
+                if local and not isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
+                    dropped += 1  # a local server that hangs up on a request without answering it
+                    if dropped == 2:  # ... twice for the same one: it crashes on this payload (see its log)
+                        where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
+                        detail = ("the server dropped the connection twice for the same request "
+                                  f"({exc.__class__.__name__})")
+                        raise self._noted(ServerRefused(
+                            f"{where}: {detail}; a local server that fails the same request twice is refusing its "
+                            "shape, not having a passing fault", provider=self.endpoint.provider, detail=detail,
+                            hint="the server's own log says what it could not do; switch model or server, or "
+                                 "report it with the message above")) from exc
                 if retry < self.retry.max_retries and not refused_here:
                     await self._wait(retry, f"{exc.__class__.__name__}")
                     retry += 1

@@ -28,7 +28,16 @@ import httpx
 
 from tomo.errors import ModelError
 from tomo.events import Sink
-from tomo.models._http import Endpoint, HttpModel, RetryPolicy, ServerRefused, make_call_id, parse_args, sse_events
+from tomo.models._http import (
+    Endpoint,
+    HttpModel,
+    RetryPolicy,
+    ServerRefused,
+    StreamBroke,
+    make_call_id,
+    parse_args,
+    sse_events,
+)
 from tomo.models.messages import (
     Finish,
     Message,
@@ -337,7 +346,7 @@ class OpenAIModel(HttpModel):
         mode = self.profile.demote(mode, len(tools))  # the way it was finally asked, if the server refused one
         if force and reply.tool_calls:
             self.profile.forced_with_call(mode)
-        elif force and reply.finish not in ("error", "length"):  # a reply cut short says nothing about the force
+        elif force and reply.finish != "error":  # a reply that broke off says nothing about the force
             said = self.profile.forced_without_call(mode)
             if said:
                 self._notice(f"{self.name}: the server at {self.profile.base_url} {said}")
@@ -372,16 +381,25 @@ class OpenAIModel(HttpModel):
         empty = 0
         while True:
             mode = self.profile.demote(mode, len(tools))
-            body = self._body(history, tools, force, max_tokens, stream, mode)
+            streamed = stream and (self.profile.stream_tools or not tools)
+            body = self._body(history, tools, force, max_tokens, streamed, mode)
             acc = StreamAccumulator()
             try:
-                if stream:
-                    async with self.open_stream("/chat/completions", body) as response:
-                        async for event in self._chunks(response, acc):
-                            yield event
+                if streamed:
+                    try:
+                        async with self.open_stream("/chat/completions", body) as response:
+                            async for event in self._chunks(response, acc):
+                                yield event
+                    except StreamBroke:
+                        if acc.chunks:  # part of the reply was shown: an honest failure, never retried
+                            raise
                     data = acc.response()
                 else:
                     data = await self.post_json("/chat/completions", body)
+                    if stream:  # asked to stream, but this server cannot with tools: the whole text at once
+                        text = content_text(((data.get("choices") or [{}])[0].get("message") or {}).get("content"))
+                        if text:
+                            yield TextDelta(text)
             except ServerRefused as exc:
                 said = self.profile.adapt(exc.detail or exc.message, body, tried)
                 if said is None:
@@ -393,9 +411,10 @@ class OpenAIModel(HttpModel):
                     raise
                 self._notice(f"{self.name}: the server at {self.profile.base_url} {said}", "info")
                 continue
-            if stream and acc.chunks == 0:
-                # 200 and then nothing: llama-cpp-python's way of failing a stream whose request it cannot take
-                # (the same request unstreamed is a 500). Once may be chance; twice for one payload is its shape.
+            if streamed and acc.chunks == 0:
+                # 200 and then nothing (or a hang-up before the first chunk): llama-cpp-python's way of failing a
+                # stream whose request it cannot take (the same request unstreamed is a 500). Once may be chance;
+                # twice for one payload is its shape.
                 empty += 1
                 detail = "the server answered with an empty stream (no chunk, no [DONE]) twice for the same request"
                 said = self.profile.adapt(detail, body, tried) if empty > 1 else None
@@ -409,13 +428,13 @@ class OpenAIModel(HttpModel):
                                     hint="the server fails this request as it is shaped; its log says why. Try "
                                          "without streaming, or switch model or server", detail=detail)
             reply = from_response(data, names)
-            if stream and acc.finish is None:  # the stream ended without a finish reason: the reply is not whole
+            if streamed and acc.finish is None:  # the stream ended without a finish reason: the reply is not whole
                 reply.finish = "error"
             if has_usage(data):
-                if stream:
+                if streamed:
                     self.profile.stream_usage = "sent"
             else:
-                reply.usage = await self._count_usage(body, reply, stream)
+                reply.usage = await self._count_usage(body, reply, streamed)
             yield ReplyDone(reply)
             return
 

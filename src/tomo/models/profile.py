@@ -47,6 +47,7 @@ class ServerProfile:
     required: Seen = "unknown"  # tool_choice: "required"
     named: Seen = "unknown"  # tool_choice: {"type": "function", "function": {"name": ...}}
     stream_options: bool = True  # send stream_options.include_usage with streams
+    stream_tools: bool = True  # stream a reply when tools are offered (llama-cpp-python's function calling cannot)
     stream_usage: Literal["unknown", "sent", "missing"] = "unknown"
     max_tokens_field: str | None = None  # None: the adapter's default
     tokenizer: Literal["unknown", "yes", "no"] = "unknown"  # POST /extras/tokenize/count (llama-cpp-python)
@@ -116,6 +117,8 @@ class ServerProfile:
         choice = body.get("tool_choice")
         if choice == "required" or isinstance(choice, dict):
             out.append("tool_choice")
+        if body.get("stream") and body.get("tools"):
+            out.append("stream_tools")
         if "stream_options" in body:
             out.append("stream_options")
         if "max_completion_tokens" in body:
@@ -135,6 +138,10 @@ class ServerProfile:
                                    "exactly one, else by asking for it in the prompt")
             self.named = "rejected"
             return self._learn("refused a named tool_choice; forcing a call by asking for it in the prompt")
+        if what == "stream_tools":
+            self.stream_tools = False
+            return self._learn("cannot stream a reply while tools are offered; asking for whole replies then (the "
+                               "text is shown when it is complete)")
         if what == "stream_options":
             self.stream_options = False
             return self._learn("refused stream_options; streaming without it (usage is counted by tomo, marked ~)")
@@ -149,11 +156,13 @@ class ServerProfile:
         """The profile as plain data (``tomo models --json``, transcripts, the live tests)."""
         return {"base_url": self.base_url, "content_form": self.content_form, "tool_choice_required": self.required,
                 "tool_choice_named": self.named, "stream_options": self.stream_options,
+                "stream_tools": self.stream_tools,
                 "stream_usage": self.stream_usage, "max_tokens_field": self.max_tokens_field,
                 "tokenizer": self.tokenizer, "learned": list(self.learned)}
 
 
 _WORDS: dict[str, tuple[str, ...]] = {
+    "stream_tools": ("streaming tool", "stream tool", "streaming with tools"),
     "content": _NAMES_CONTENT,
     "tool_choice": _NAMES_FORCE,
     "stream_options": _NAMES_STREAM_OPTIONS,

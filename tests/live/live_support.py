@@ -93,7 +93,7 @@ def start(chat_format: str, log_dir: Path) -> tuple[subprocess.Popen[bytes], Liv
     port = free_port()
     log = log_dir / f"llama-{chat_format}.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", "smollm2",
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--verbose", "False"]
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1536", "--verbose", "False"]
     if chat_format != "template":
         command += ["--chat_format", chat_format]
     handle = log.open("wb")

@@ -143,12 +143,15 @@ async def test_ollama_force_is_emulated_and_a_reply_without_a_call_is_re_asked_o
     assert reply.usage.input_tokens == 22  # both calls are counted
 
 
-async def test_ollama_force_re_asks_only_once() -> None:
+async def test_ollama_force_re_asks_only_once_and_says_the_call_never_came() -> None:
+    sink = ListSink()
     with LoopbackServer() as server:
         server.push(Canned(body=ollama_body("no")), Canned(body=ollama_body("still no")))
-        reply = await OllamaModel("q", base_url=server.url).chat([Message.user("x")], [GREP], force_tools=True)
+        reply = await OllamaModel("q", base_url=server.url, sink=sink).chat([Message.user("x")], [GREP],
+                                                                            force_tools=True)
         assert len(server.requests) == 2
     assert reply.tool_calls == [] and reply.text == "still no" and reply.finish == "stop"
+    assert [n.level for n in sink.of(Notice)] == ["warning"] and "came back without a call" in sink.of(Notice)[0].text
     # Without tools there is nothing to force: one request, no system rule.
     with LoopbackServer() as server:
         server.push(Canned(body=ollama_body("plain")))

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from loopback import Canned, LoopbackServer
+from loopback import Canned, LoopbackServer, openai_body
 from picky import Picky
 
 from tomo.agents import Agent
@@ -290,3 +290,14 @@ async def test_a_server_that_cannot_stream_with_tools_gets_whole_replies_shown_a
         (True, "required"), (True, "required"), (True, "auto"), (True, "auto"), (False, "auto")]
     assert m.profile.stream_tools is False and m.profile.stream_options  # the right thing was changed
     assert any("cannot stream a reply while tools are offered" in n for n in notices(sink))
+
+
+async def test_a_server_that_ignores_stream_and_answers_whole_is_read_as_one_reply() -> None:
+    with LoopbackServer() as server:
+        server.push(Canned(200, openai_body("all at once", [("c1", "read_file", {"path": "a"})], "tool_calls")))
+        events = [e async for e in model(server).stream([Message.user("hi")], [READ])]
+    done = events[-1]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["all at once"]
+    assert isinstance(done, ReplyDone) and done.reply.finish == "tool_calls" and done.reply.tool_calls[0].args == {
+        "path": "a"}
+    assert done.reply.usage.total == 18 and len(server.requests) == 1

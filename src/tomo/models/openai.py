@@ -386,14 +386,27 @@ class OpenAIModel(HttpModel):
             acc = StreamAccumulator()
             try:
                 if streamed:
+                    whole: dict[str, Any] | None = None
                     try:
                         async with self.open_stream("/chat/completions", body) as response:
-                            async for event in self._chunks(response, acc):
-                                yield event
+                            if "json" in response.headers.get("content-type", ""):  # ignored "stream": one body
+                                whole = json.loads(await response.aread())
+                            else:
+                                async for event in self._chunks(response, acc):
+                                    yield event
                     except StreamBroke:
                         if acc.chunks:  # part of the reply was shown: an honest failure, never retried
                             raise
-                    data = acc.response()
+                    except ValueError as exc:
+                        raise ModelError(f"{self.provider} answered a stream with a body that is not JSON",
+                                         provider=self.provider,
+                                         hint="check that the base URL points at a Chat Completions API") from exc
+                    if isinstance(whole, dict):
+                        text = content_text(((whole.get("choices") or [{}])[0].get("message") or {}).get("content"))
+                        if text:
+                            yield TextDelta(text)
+                        acc.chunks, acc.finish = 1, "whole"
+                    data = whole if isinstance(whole, dict) else acc.response()
                 else:
                     data = await self.post_json("/chat/completions", body)
                     if stream:  # asked to stream, but this server cannot with tools: the whole text at once

@@ -37,6 +37,7 @@ class ModelCalled(Event):
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    estimated: bool = False  # the tokens were counted by tomo: the server reported none
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,7 +169,7 @@ async def run(
             out.finish = reply.finish
             usage = reply.usage
             emit(ModelCalled(name, model_name, out.steps, reply.finish, usage.input_tokens, usage.output_tokens,
-                             time.perf_counter() - started))
+                             time.perf_counter() - started, usage.estimated))
             message = reply.message
             history.append(message)
             if message.content:

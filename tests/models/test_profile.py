@@ -301,3 +301,24 @@ async def test_a_server_that_ignores_stream_and_answers_whole_is_read_as_one_rep
     assert isinstance(done, ReplyDone) and done.reply.finish == "tool_calls" and done.reply.tool_calls[0].args == {
         "path": "a"}
     assert done.reply.usage.total == 18 and len(server.requests) == 1
+
+
+def test_estimated_tokens_are_shown_with_a_tilde_and_reported_ones_without() -> None:
+    import io
+
+    from rich.console import Console
+
+    from tomo.cli.render import RichSink
+    from tomo.events import ModelCalled
+
+    out = io.StringIO()
+    sink = RichSink(Console(file=out, width=200, highlight=False))
+    sink.emit(ModelCalled("a", "m", 1, "stop", 1200, 34, 0.5, estimated=True))
+    sink.emit(UsageReported("a", 1200, 34, estimated=True))
+    sink.emit(ModelCalled("a", "m", 2, "stop", 10, 2, 0.5))
+    sink.emit(UsageReported("a", 10, 2))
+    sink.close()
+    lines = out.getvalue().splitlines()
+    assert "~1,200 in / ~34 out" in lines[0]
+    assert "tokens: ~1,200 in · ~34 out · ~1,234 total (estimated: the server reported none)" in lines[1]
+    assert "10 in / 2 out" in lines[2] and "~" not in lines[2] + lines[3]

@@ -97,8 +97,9 @@ class RichSink:
             self._status.update(f"[bold]{e.agent}[/] is writing: [dim]…{escape(tail)}[/]")
 
     def _called(self, e: ModelCalled) -> None:
-        self._line("dim", f"step {e.step} · {e.model} · {e.seconds:.1f}s · {e.input_tokens:,} in / "
-                          f"{e.output_tokens:,} out · {e.finish}")
+        t = "~" if e.estimated else ""
+        self._line("dim", f"step {e.step} · {e.model} · {e.seconds:.1f}s · {t}{e.input_tokens:,} in / "
+                          f"{t}{e.output_tokens:,} out · {e.finish}")
 
     def _said(self, e: AssistantSaid) -> None:
         if self.show_assistant:

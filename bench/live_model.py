@@ -20,13 +20,16 @@ overhead per step (the loop's time outside the model call) beside the model call
 
     python -m bench.live_model            # 112 runs, writes the "live-model" section of docs/benchmarks.md
     python -m bench.live_model --runs 16  # one round of every task on both servers, no file written
+    python -m bench.live_model --resume   # go on from the runs an interrupted invocation saved
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib.metadata
+import json
 import statistics
 import sys
 import tempfile
@@ -166,21 +169,30 @@ async def one(task: Task, server: Any, question: str) -> Result:
     return result
 
 
-async def bench(runs: int, log_dir: Path) -> tuple[list[Result], dict[str, Any]]:
+def load(save: Path) -> list[Result]:
+    """Runs saved by an earlier, interrupted invocation (one JSON object a line)."""
+    if not save.exists():
+        return []
+    return [Result(**json.loads(line)) for line in save.read_text().splitlines() if line.strip()]
+
+
+async def bench(runs: int, log_dir: Path, save: Path, done: list[Result]) -> tuple[list[Result], dict[str, Any]]:
     servers = [start(fmt, log_dir) for fmt in ("chatml-function-calling", "template")]
-    results: list[Result] = []
+    results: list[Result] = list(done)
     profiles: dict[str, Any] = {}
     try:
         combos = [(t, s) for t in TASKS for _, s in servers]
-        for i in range(runs):
+        for i in range(len(done), runs):
             task, server = combos[i % len(combos)]
             question = QUESTIONS[(i // len(combos)) % len(QUESTIONS)]
             results.append(await one(task, server, question))
-            done = results[-1]
-            flag = "CRASH " + str(done.crash) if done.crash else ("error " + str(done.model_error)
-                                                                    if done.model_error else "")
-            print(f"{i + 1:4}/{runs} {task.name:15} {server.chat_format:24} steps={done.steps} "
-                  f"calls={done.tool_calls} {done.wall_s:5.1f}s {flag}", flush=True)
+            with save.open("a") as fh:  # a long run on a shared machine must survive being interrupted
+                fh.write(json.dumps(dataclasses.asdict(results[-1])) + "\n")
+            last = results[-1]
+            flag = "CRASH " + str(last.crash) if last.crash else ("error " + str(last.model_error)
+                                                                    if last.model_error else "")
+            print(f"{i + 1:4}/{runs} {task.name:15} {server.chat_format:24} steps={last.steps} "
+                  f"calls={last.tool_calls} {last.wall_s:5.1f}s {flag}", flush=True)
         for _, server in servers:
             profiles[server.chat_format] = profile_for(server.base_url).describe()
     finally:
@@ -265,12 +277,18 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=112, help="runs in all (a round is 16: every task, both servers)")
+    parser.add_argument("--save", type=Path, default=Path(tempfile.gettempdir()) / "tomo-live-model-runs.jsonl",
+                        help="each run is appended here as it ends")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in --save and do the rest")
     args = parser.parse_args()
     why = missing()
     if why:
         sys.exit(f"bench/live_model.py needs the live extra: {why}")
+    done = load(args.save) if args.resume else []
+    if not args.resume:
+        args.save.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="tomo-live-bench-") as tmp:
-        results, profiles = asyncio.run(bench(args.runs, Path(tmp)))
+        results, profiles = asyncio.run(bench(args.runs, Path(tmp), args.save, done))
     body = report(results, profiles)
     print(body)
     if args.runs >= 100:

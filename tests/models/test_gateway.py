@@ -292,7 +292,7 @@ def test_the_usual_local_ports_are_looked_at_unless_tomo_local_servers_says_othe
                                      ("http://127.0.0.1:1234/v1", "LM Studio"),
                                      ("http://127.0.0.1:8000/v1", "vLLM or llama-cpp-python")]
     assert local_server_urls({"TOMO_LOCAL_SERVERS": "1234, http://box:5000/v1/"}) == [
-        ("http://127.0.0.1:1234/v1", "LM Studio"), ("http://box:5000/v1", "a local server")]
+        ("http://127.0.0.1:1234/v1", "LM Studio"), ("http://box:5000/v1", "")]
     assert local_server_urls({"TOMO_LOCAL_SERVERS": ""}) == []
 
 
@@ -303,6 +303,7 @@ def test_detect_uses_a_local_server_only_when_nothing_else_is_connected() -> Non
         servers = f"{other.url}/v1,{local.url}/v1"
         found = detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": servers})
         assert found.spec == f"openai-compat:{local.url}/v1#smollm2" and "first of its 2 model(s)" in found.reason
+        assert "(named in TOMO_LOCAL_SERVERS)" in found.reason
         keyed = detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": servers, "OPENAI_API_KEY": "o"})
         assert keyed.spec == TIER_DEFAULTS["openai"]["fast"]
     with pytest.raises(ModelUnavailable, match=r"no OpenAI-compatible server serves a model at http://127\.0\.0\.1:9/v1"):

@@ -255,9 +255,9 @@ def local_server_urls(env: Mapping[str, str] | None = None) -> list[tuple[str, s
     out = []
     for item in (part.strip() for part in raw.split(",")):
         if item.isdigit():
-            out.append((f"http://127.0.0.1:{item}/v1", usual.get(int(item), "a local server")))
+            out.append((f"http://127.0.0.1:{item}/v1", usual.get(int(item), "")))
         elif item:
-            out.append((item.rstrip("/"), "a local server"))
+            out.append((item.rstrip("/"), ""))
     return out
 
 
@@ -315,8 +315,9 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
     local = local_servers(environ, timeout_s)
     serving = next((server for server in local if server.models), None)
     if serving is not None:
-        return Detection(str(serving.spec()), f"served at {serving.base_url} (usually {serving.usual}); the first "
-                                              f"of its {len(serving.models or ())} model(s)")
+        where = f" (the usual port of {serving.usual})" if serving.usual else f" (named in {LOCAL_SERVERS_ENV})"
+        return Detection(str(serving.spec()), f"served at {serving.base_url}{where}; the first of its "
+                                              f"{len(serving.models or ())} model(s)")
     if installed:
         raise ModelUnavailable(
             f"Ollama at {url} has {len(installed)} model(s) ({', '.join(installed[:5])}), but none tomo trusts to "
@@ -435,6 +436,7 @@ async def _probe_local(client: httpx.AsyncClient, url: str, usual: str) -> Provi
     try:
         models, detail = _served(await client.get(f"{url}/models"))
     except httpx.HTTPError as exc:
-        return ProviderStatus("local", url, False, f"no answer ({exc.__class__.__name__}; usually {usual})")
+        usually = f"; usually {usual}" if usual else ""
+        return ProviderStatus("local", url, False, f"no answer ({exc.__class__.__name__}{usually})")
     return ProviderStatus("local", url, models is not None, detail, models or ())
 

@@ -55,6 +55,7 @@ from tomo.tools import Caller, Registry, TenantId  # noqa: E402
 
 CALLER = Caller(user="ann", tenant=1147)
 REPLY_TOKENS = 32
+TITLE = "Live model: the loop against SmolLM2-135M on llama-cpp-python's server"
 PROMPT = "You manage print jobs for the user. Use the tools when they help. Be brief."
 QUESTIONS = ("Which print jobs do I have?", "Show me job 2.", "Is job 7 done?", "List my jobs, then show the first.",
              "What can you do for me?", "Say hello.", "Show job 1 and job 3.")
@@ -252,7 +253,7 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
         "the counts are what matters.",
         "",
         table(["server", "runs", "completed", "tool calls", "recovered from text", "malformed answered", "crashes",
-               "model errors", "limits honoured", "every call answered", "steps", "tokens/s (model)",
+               "model errors", "limits honoured", "every call answered", "steps", "output tokens/s (model call)",
                "model call ms (median)", "tomo overhead ms/step (median)"], rows),
         "",
         table(["task", "runs", "completed", "tool calls", "stopped by", "limits honoured"], by_task),
@@ -264,7 +265,7 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
         "the server's tokenizer.",
         "",
         "What tomo learned about each server (said once per session as a notice):",
-        *(learned or ["- nothing"]),
+        *(learned or ["- not recorded in this report (see docs/gateway.md, \"Servers differ\")"]),
         *usage,
         "",
         "Crashes (goal 0):" + ("" if crashes else " none"),
@@ -280,7 +281,15 @@ def main() -> None:
     parser.add_argument("--save", type=Path, default=Path(tempfile.gettempdir()) / "tomo-live-model-runs.jsonl",
                         help="each run is appended here as it ends")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --save and do the rest")
+    parser.add_argument("--report-only", action="store_true", help="write the section from the runs in --save")
     args = parser.parse_args()
+    if args.report_only:
+        results = load(args.save)
+        body = report(results, {})
+        print(body)
+        write_section("live-model", TITLE, f"python -m bench.live_model (these {len(results)} runs: --report-only)",
+                      body)
+        return
     why = missing()
     if why:
         sys.exit(f"bench/live_model.py needs the live extra: {why}")
@@ -292,8 +301,7 @@ def main() -> None:
     body = report(results, profiles)
     print(body)
     if args.runs >= 100:
-        path = write_section("live-model", "Live model: the loop against SmolLM2-135M on llama-cpp-python's server",
-                             "python -m bench.live_model", body)
+        path = write_section("live-model", TITLE, "python -m bench.live_model", body)
         print(f"written to {path}")
 
 

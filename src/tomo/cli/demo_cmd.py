@@ -15,6 +15,7 @@ from rich.console import Console
 from tomo.assist import AssistOptions
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.cli.safe import esc, text
 from tomo.demo import REAL_MODEL_HINT, DemoRun, example_project, run_demo
 from tomo.events import ListSink, Sink
 
@@ -48,11 +49,11 @@ def demo(
                           f" (the unproven edit `item.total()` in shop/invoice.py describe() is really Invoice.total)")
         _outro(console, first)
         if keep_dir:
-            console.print(f"[dim]the copies are kept in {workdir}[/]")
+            console.print(f"[dim]the copies are kept in {esc(workdir)}[/]")
         problems = _unexpected(first, second)
         if problems:
             for problem in problems:
-                console.print(f"[bold red]demo did not go as recorded:[/] {problem}")
+                console.print(f"[bold red]demo did not go as recorded:[/] {esc(problem)}")
             raise typer.Exit(1)
     finally:
         if not keep_dir:
@@ -76,7 +77,7 @@ def _intro(console: Console) -> None:
     console.print("[bold yellow]The model in this demo is a scripted replay[/], not a live model: a recorded session "
                   "is played back, so it runs offline in seconds. Everything else is real: the code graph, the "
                   "harness's refusals and receipts, the edits, and the example project's own pytest suite.")
-    console.print(f"example project: {example_project()} (copied to a temporary directory first)\n")
+    console.print(f"example project: {esc(example_project())} (copied to a temporary directory first)\n")
 
 
 def _scene(console: Console, workdir: Path, title: str, ambiguous: bool) -> DemoRun:
@@ -101,14 +102,14 @@ def _diff(console: Console, r: DemoRun) -> None:
         lines = [ln for ln in difflib.unified_diff(old, new, lineterm="", n=0) if not ln.startswith(("---", "+++"))]
         plus = sum(ln.startswith("+") for ln in lines)
         minus = sum(ln.startswith("-") for ln in lines)
-        console.print(f"[bold]{path}[/]  [green]+{plus}[/] [red]-{minus}[/]")
+        console.print(f"[bold]{esc(path)}[/]  [green]+{plus}[/] [red]-{minus}[/]")
         for ln in lines:
             if ln.startswith("@@"):
                 continue
-            console.print(f"  {ln}", style="green" if ln.startswith("+") else "red", markup=False)
+            console.print(text(f"  {ln}", "green" if ln.startswith("+") else "red"))
 
 
 def _outro(console: Console, r: DemoRun) -> None:
     console.rule("[bold]with a real model")
     console.print("Run the same task on your own code with a live model (Ollama here; claude:/openai: specs work too):")
-    console.print(f"  {REAL_MODEL_HINT.format(task=r.task)}", markup=False)
+    console.print(text(f"  {REAL_MODEL_HINT.format(task=r.task)}"))

@@ -59,9 +59,10 @@ def clean(out: subprocess.CompletedProcess[str]) -> None:
 
 @pytest.fixture
 def hostile(tmp_path: Path) -> Path:
-    """A project whose source lines and file names are hostile, with a 10,000-character line and invalid UTF-8."""
-    root = tmp_path / "proj"
-    root.mkdir()
+    """A project whose source lines and file names are hostile, with a 10,000-character line and invalid UTF-8;
+    its own path holds ``[/foo]`` too (``x[`` / ``foo]``), since commands print the root they index."""
+    root = tmp_path / "x[" / "foo]"
+    root.mkdir(parents=True)
     (root / "m.py").write_bytes(
         ('def target(x):\n    return x\n\n'
          'a = target("[/foo]")\n'

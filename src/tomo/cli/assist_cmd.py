@@ -11,6 +11,7 @@ from rich.console import Console
 from tomo.assist import AssistOptions, Session, run_sync
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.cli.safe import esc
 from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.events import JsonlSink, ListSink, PayloadRendered, Sink, TeeSink
@@ -71,7 +72,7 @@ def assist_cmd(
     if as_json:
         graph = Graph.open(root)
     else:
-        with console.status(f"indexing {options.root} …"):
+        with console.status(f"indexing {esc(options.root)} …"):
             graph = Graph.open(root)
     session = Session(graph, sink=sink)
     # The transcript is created only now that the run starts: a bad --model or root leaves no empty file behind.

@@ -91,7 +91,7 @@ def _t(value: Any) -> Text:
 
 def render_payload(console: Console, op: str, handle: str, p: dict[str, Any]) -> None:
     """Draws one operation's full answer (the user's view of what the model got as a one-line receipt)."""
-    shown = f"[dim]· payload of {handle}, for you only[/]"
+    shown = f"[dim]· payload of {esc(handle)}, for you only[/]"
     if op == "find_symbol":
         t = _table(f"symbols matching `{esc(p['query'])}` {shown}", "symbol", "kind", "location")
         for s in p["symbols"][:MAX_ROWS]:

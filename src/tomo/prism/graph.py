@@ -20,13 +20,13 @@ from tomo.errors import PrismError
 from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
+from tomo.prism.otherbind import UNBOUND, OtherBinder
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, KWARG, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value, same_name
 
 SymbolLike = str | Symbol
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
-UNBOUND = "name match, not bound"
 _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
 
 
@@ -204,14 +204,15 @@ class Graph:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
+        binder = OtherBinder(self.conn) if sym.language != "python" else None
         for fid, path, lang, blob in self.conn.execute(
                 "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
                 (sym.name,)):
             if _FAMILY.get(lang, lang) != family:
                 continue
             for occ in _decode(res, fid, blob):
-                got = (self._classify_python(res, sym, fid, path, occ) if lang == "python"
-                       else self._classify_other(sym, path, occ))
+                got = (self._classify_python(res, sym, fid, path, occ) if binder is None
+                       else binder.classify(sym, path, lang, occ))
                 if got is None:
                     continue
                 conf, reason, kind = got
@@ -243,12 +244,6 @@ class Graph:
                     out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
                                                                  "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
         return out
-
-    def _classify_other(self, sym: Symbol, path: str, occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
-        line, col, _scope, _recv, flags = occ
-        if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
-            return "confirmed", "", "definition"
-        return "ambiguous", UNBOUND, "definition" if flags & DEF else "reference"
 
     def _classify_python(self, res: Resolver, sym: Symbol, fid: int, path: str,
                          occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:

@@ -1,0 +1,117 @@
+"""Query time for JavaScript, TypeScript, Go, Rust and Java: is this occurrence the symbol, provably?
+
+The index holds, for each occurrence, what it is bound to (:mod:`tomo.prism.scopes`). An occurrence is ``confirmed``
+when that binding is the symbol's own declaration, or an import that resolves to the symbol's file and names it;
+everything else that could be the symbol stays ``ambiguous`` with the reason.
+"""
+
+from __future__ import annotations
+
+import marshal
+import posixpath
+import sqlite3
+from typing import Any
+
+from tomo.prism.model import Confidence, Symbol
+from tomo.prism.pyextract import DEF, IMPORT
+
+UNBOUND = "name match, not bound"
+Classified = tuple[Confidence, str, str]
+
+_WHY = {
+    "property": f"{UNBOUND} (a property: its receiver is not typed)",
+    "shorthand": "shorthand property `{NAME}`: renaming the variable there would rename the key",
+    "free": f"{UNBOUND} (no declaration of `NAME` in scope)",
+    "multi": "`NAME` is declared more than once in this scope",
+    "with": "inside `with`: the binding depends on the object",
+    "export alias": "the exported alias of another binding",
+}
+_JS_EXTS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".d.ts")
+
+
+class OtherBinder:
+    """One query's view of the index for the non-Python languages (caches the file list and the symbol's facts)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._paths: set[str] | None = None
+        self._data: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+    def paths(self) -> set[str]:
+        if self._paths is None:
+            self._paths = {r[0] for r in self.conn.execute("SELECT path FROM files")}
+        return self._paths
+
+    def def_data(self, sym: Symbol) -> dict[str, Any]:
+        key = (sym.path, sym.line, sym.col)
+        if key not in self._data:
+            row = self.conn.execute(
+                "SELECT d.data FROM defs d JOIN files f ON f.id=d.file_id WHERE f.path=? AND d.line=? AND d.col=?"
+                " AND d.name=?", (sym.path, sym.line, sym.col, sym.name)).fetchone()
+            self._data[key] = marshal.loads(row[0]) if row else {}
+        return self._data[key]
+
+    def classify(self, sym: Symbol, path: str, lang: str, occ: tuple[Any, ...]) -> Classified:
+        line, col, _scope, recv, flags = occ
+        is_def = bool(flags & DEF)
+        if is_def and path == sym.path and line == sym.line and col == sym.col:
+            return "confirmed", "", "definition"
+        kind = "definition" if is_def else "import" if flags & IMPORT else "reference"
+        if not isinstance(recv, str):
+            return "ambiguous", UNBOUND, kind
+        tag, _, rest = recv.partition(":")
+        if tag == "d":
+            dline, dcol, where = rest.split(":")
+            if path == sym.path and (int(dline), int(dcol)) == (sym.line, sym.col):
+                return "confirmed", "", kind
+            if where == "l":
+                return "ambiguous", f"`{sym.name}` here is a local declared at line {dline}, not this symbol", kind
+            if is_def:
+                return "ambiguous", f"another definition named `{sym.name}`", kind
+            return "ambiguous", f"`{sym.name}` here is {path}'s own top-level declaration (line {dline})", kind
+        if tag == "i":
+            name, _, source = rest.partition(":")
+            return self._imported(sym, path, lang, name, source, kind)
+        if tag == "n":
+            return "ambiguous", f"`{sym.name}` here names the module {rest!r}", kind
+        if is_def:
+            return "ambiguous", f"another definition named `{sym.name}`", kind
+        why = _WHY.get(rest, f"{UNBOUND} ({rest})")
+        return "ambiguous", why.replace("NAME", sym.name), kind
+
+    def _imported(self, sym: Symbol, path: str, lang: str, name: str, source: str, kind: str) -> Classified:
+        target = self.module_file(path, lang, source)
+        if target is None or target.startswith("?"):
+            why = target[1:] if target else f"`{source}` is not a module in the index"
+            return "ambiguous", f"imported from {source!r}: {why}", kind
+        if target != sym.path:
+            return "ambiguous", f"imported from {target}, not from {sym.path}", kind
+        data = self.def_data(sym)
+        if not data.get("top"):
+            return "ambiguous", f"imported from {target}, where `{sym.name}` is not the one top-level binding", \
+                kind
+        if name == sym.name or (name == "default" and data.get("default")):
+            return "confirmed", "", kind
+        return "ambiguous", f"imports `{name}` from {target}", kind
+
+    def module_file(self, path: str, lang: str, source: str) -> str | None:
+        """The indexed file an import of ``source`` in ``path`` loads; ``?why`` when it cannot say which."""
+        if lang in ("javascript", "typescript", "tsx"):
+            return self._js_module(path, source)
+        return None
+
+    def _js_module(self, path: str, source: str) -> str | None:
+        if not source.startswith(("./", "../")) and source not in (".", ".."):
+            return "?a package or path alias, not a relative path"
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), source))
+        if base.startswith("../") or base == "..":
+            return "?outside the indexed root"
+        stems = [base]
+        if base.endswith((".js", ".jsx", ".mjs", ".cjs")):  # TypeScript's ESM style: './a.js' is a.ts
+            stems.append(base[: base.rfind(".")])
+        index = "index" if base == "." else f"{base}/index"
+        cands = {base} | {s + e for s in stems for e in _JS_EXTS} | {index + e for e in _JS_EXTS}
+        found = sorted(c for c in cands if c in self.paths())
+        if len(found) > 1:
+            return f"?could be any of {', '.join(found)}"
+        return found[0] if found else None

@@ -106,6 +106,17 @@ def test_index_files_default_exports_and_ts_types(golden) -> None:  # type: igno
     }, "shapes.index.Shape")
 
 
+def test_an_export_alias_of_the_same_name_blocks_import_proofs(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "a.js": """
+            function h() {}  // # refs: def
+            function g() {}
+            export { g as h };  // # refs: ambiguous(the exported alias)
+        """,
+        "b.js": "import { h } from './a';  // # refs: ambiguous(not the one top-level binding)\n",
+    }, "a.h")
+
+
 def test_two_candidate_files_for_one_import_stay_ambiguous(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "a.ts": "export function h() {}  // # refs: def\n",

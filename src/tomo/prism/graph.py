@@ -204,7 +204,7 @@ class Graph:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
-        binder = OtherBinder(self.conn) if sym.language != "python" else None
+        binder = OtherBinder(self.conn, self.root) if sym.language != "python" else None
         for fid, path, lang, blob in self.conn.execute(
                 "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
                 (sym.name,)):

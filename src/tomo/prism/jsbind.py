@@ -113,6 +113,10 @@ def collect(sc: Scopes) -> dict[str, object]:
             body = n.child_by_field_name("body")
             if body is not None:
                 sc.poisoned.add(body.id)
+        elif t == "export_specifier" and (alias := n.child_by_field_name("alias")) is not None:
+            aliases = facts.setdefault("aliases", [])
+            assert isinstance(aliases, list)
+            aliases.append(sc.text(alias))  # `export {g as h}`: the module's `h` may be another binding
         elif t == "export_statement" and any(ch.type == "default" for ch in n.children):
             decl = n.child_by_field_name("declaration")
             value = n.child_by_field_name("value")
@@ -161,8 +165,9 @@ def _recv(sc: Scopes, node: Node) -> str:
 
 
 def def_data(sc: Scopes, def_node: Node, facts: dict[str, object]) -> dict[str, int]:
-    """``top``: the definition is the file's only top-level binding of its name (what an import of it reaches);
-    ``default``: it is also the module's default export."""
-    if not top_level(sc, def_node):
+    """``top``: the definition is the file's only top-level binding of its name and no other binding is exported
+    under that name (so an import of the name reaches it); ``default``: it is also the module's default export."""
+    aliases = facts.get("aliases")
+    if not top_level(sc, def_node) or (isinstance(aliases, list) and sc.text(def_node) in aliases):
         return {}
     return {"top": 1, "default": 1} if facts.get("default") == sc.text(def_node) else {"top": 1}

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import marshal
 import posixpath
+import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from tomo.prism.model import Confidence, Symbol
@@ -25,6 +27,8 @@ _WHY = {
     "multi": "`NAME` is declared more than once in this scope",
     "with": "inside `with`: the binding depends on the object",
     "export alias": "the exported alias of another binding",
+    "key": "a composite literal's key: a field name or a map key, which only types tell apart",
+    "dot import": "the file dot-imports a package, which may declare `NAME`",
 }
 _JS_EXTS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".d.ts")
 
@@ -32,8 +36,10 @@ _JS_EXTS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".d.ts
 class OtherBinder:
     """One query's view of the index for the non-Python languages (caches the file list and the symbol's facts)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, root: Path) -> None:
         self.conn = conn
+        self.root = root
+        self._facts: dict[str, dict[str, Any]] | None = None
         self._paths: set[str] | None = None
         self._data: dict[tuple[str, int, int], dict[str, Any]] = {}
 
@@ -72,6 +78,8 @@ class OtherBinder:
         if tag == "i":
             name, _, source = rest.partition(":")
             return self._imported(sym, path, lang, name, source, kind)
+        if tag == "p":
+            return self._package_scope(sym, path, kind)
         if tag == "n":
             return "ambiguous", f"`{sym.name}` here names the module {rest!r}", kind
         if is_def:
@@ -79,7 +87,71 @@ class OtherBinder:
         why = _WHY.get(rest, f"{UNBOUND} ({rest})")
         return "ambiguous", why.replace("NAME", sym.name), kind
 
+    def file_facts(self, path: str) -> dict[str, Any]:
+        """What a file's binder recorded about it as a whole (Go: its package name and package-level names)."""
+        if self._facts is None:
+            self._facts = {}
+            for p, info in self.conn.execute("SELECT path, info FROM files WHERE lang IN ('go', 'java', 'rust')"):
+                self._facts[p] = (marshal.loads(info) if info else {}).get("bind") or {}
+        return self._facts.get(path, {})
+
+    def _go_package(self, path: str) -> list[str]:
+        """Every indexed file of the Go package ``path`` belongs to: same directory, same package clause."""
+        pkg = self.file_facts(path).get("package")
+        d = posixpath.dirname(path)
+        assert self._facts is not None
+        return sorted(p for p, f in self._facts.items()
+                      if p.endswith(".go") and posixpath.dirname(p) == d and f.get("package") == pkg)
+
+    def _go_unique(self, sym: Symbol) -> str:
+        """Why ``sym`` is not the one package-level binding of its name in its package ("" when it is)."""
+        if not self.def_data(sym).get("top"):
+            return f"`{sym.name}` is not declared once at the top of {sym.path}"
+        others = [p for p in self._go_package(sym.path) if p != sym.path
+                  and sym.name in self.file_facts(p).get("tops", ())]
+        return f"{others[0]} also declares `{sym.name}` at package level" if others else ""
+
+    def _package_scope(self, sym: Symbol, path: str, kind: str) -> Classified:
+        if sym.language != "go" or path not in self._go_package(sym.path):
+            return "ambiguous", f"{UNBOUND} (no declaration of `{sym.name}` in scope)", kind
+        why = self._go_unique(sym)
+        return ("ambiguous", why, kind) if why else ("confirmed", "", kind)
+
+    def _go_import_path(self, sym: Symbol) -> str | None:
+        """The import path of ``sym``'s package, from the nearest go.mod at or above its directory."""
+        d = posixpath.dirname(sym.path)
+        parts = d.split("/") if d else []
+        for k in range(len(parts), -1, -1):
+            gomod = self.root.joinpath(*parts[:k], "go.mod")
+            try:
+                text = gomod.read_text("utf-8", "replace")
+            except OSError:
+                continue
+            m = re.search(r"^\s*module\s+\"?([^\s\"]+)", text, re.M)
+            if m is None:
+                return None
+            return "/".join([m.group(1), *parts[k:]])
+        return None
+
+    def _go_imported(self, sym: Symbol, name: str, source: str, kind: str) -> Classified:
+        ipath, _, rest = source.partition("|")
+        local, _, explicit = rest.partition("|")
+        own = self._go_import_path(sym)
+        if own is None:
+            return "ambiguous", f"no go.mod above {sym.path} says which import path is its package", kind
+        if ipath != own:
+            return "ambiguous", f"`{local}` is the package {ipath}, not {own}", kind
+        why = self._go_unique(sym)
+        if why:
+            return "ambiguous", why, kind
+        pkg = self.file_facts(sym.path).get("package")
+        if explicit != "1" and pkg != local:
+            return "ambiguous", f"the package at {ipath} is named `{pkg}`, not `{local}`", kind
+        return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"names `{name}`", kind)
+
     def _imported(self, sym: Symbol, path: str, lang: str, name: str, source: str, kind: str) -> Classified:
+        if lang == "go":
+            return self._go_imported(sym, name, source, kind)
         target = self.module_file(path, lang, source)
         if target is None or target.startswith("?"):
             why = target[1:] if target else f"`{source}` is not a module in the index"

@@ -33,6 +33,7 @@ class Scopes:
         self.decls: dict[int, dict[str, list[Decl]]] = {}
         self.own: dict[int, Decl] = {}  # node id of a binding identifier -> its declaration
         self.poisoned: set[int] = set()  # scope nodes inside which no bare name can be resolved (JS `with`)
+        self.facts: dict[str, object] = {}  # what the language's collect() found about the whole file
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")

@@ -39,8 +39,8 @@ CASES = {
             s := &Server{port: 8080}
             s.Start()
         }
-    """, "svc.main.Server", "type", [(3, "definition", "confirmed"), (5, "reference", "ambiguous"),
-                                     (8, "reference", "ambiguous")]),
+    """, "svc.main.Server", "type", [(3, "definition", "confirmed"), (5, "reference", "confirmed"),
+                                     (8, "reference", "confirmed")]),
     "rust": ("core/lib.rs", """
         pub struct Engine { speed: u32 }
         impl Engine {

@@ -66,14 +66,16 @@ class OtherBinder:
         if not isinstance(recv, str):
             return "ambiguous", UNBOUND, kind
         tag, _, rest = recv.partition(":")
+        if is_def:  # another definition is never this symbol, whatever its name resolves to (a method, a local)
+            if tag == "d" and rest.endswith(":l"):
+                return "ambiguous", f"`{sym.name}` here is a local declared at line {line}, not this symbol", kind
+            return "ambiguous", f"another definition named `{sym.name}`", kind
         if tag == "d":
             dline, dcol, where = rest.split(":")
             if path == sym.path and (int(dline), int(dcol)) == (sym.line, sym.col):
                 return "confirmed", "", kind
             if where == "l":
                 return "ambiguous", f"`{sym.name}` here is a local declared at line {dline}, not this symbol", kind
-            if is_def:
-                return "ambiguous", f"another definition named `{sym.name}`", kind
             return "ambiguous", f"`{sym.name}` here is {path}'s own top-level declaration (line {dline})", kind
         if tag == "i":
             name, _, source = rest.partition(":")
@@ -82,8 +84,6 @@ class OtherBinder:
             return self._package_scope(sym, path, kind)
         if tag == "n":
             return "ambiguous", f"`{sym.name}` here names the module {rest!r}", kind
-        if is_def:
-            return "ambiguous", f"another definition named `{sym.name}`", kind
         why = _WHY.get(rest, f"{UNBOUND} ({rest})")
         return "ambiguous", why.replace("NAME", sym.name), kind
 
@@ -149,9 +149,57 @@ class OtherBinder:
             return "ambiguous", f"the package at {ipath} is named `{pkg}`, not `{local}`", kind
         return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"names `{name}`", kind)
 
+    def _rust_module(self, path: str) -> tuple[str, list[str]] | None:
+        """(crate directory, module path) of a file under a crate's ``src/`` (not ``src/bin``); None otherwise."""
+        parts = path.split("/")
+        for k in range(len(parts) - 2, -1, -1):
+            if parts[k] != "src" or not self.root.joinpath(*parts[:k], "Cargo.toml").is_file():
+                continue
+            rel = parts[k + 1 :]
+            if not rel or rel[0] == "bin" or not rel[-1].endswith(".rs"):
+                return None
+            rel[-1] = rel[-1][:-3]
+            if rel[-1] == "mod" or (len(rel) == 1 and rel[0] in ("lib", "main")):
+                rel = rel[:-1]
+            return "/".join(parts[:k]), rel
+        return None
+
+    def _rust_imported(self, sym: Symbol, path: str, name: str, source: str, kind: str) -> Classified:
+        ipath, _, inline = source.partition("|")
+        here, there = self._rust_module(path), self._rust_module(sym.path)
+        if here is None or there is None or here[0] != there[0]:
+            return "ambiguous", f"`{ipath}` is not provably {sym.path}'s crate (no Cargo.toml with src/ above both)", \
+                kind
+        segs = ipath.split("::") if ipath else []
+        base = here[1] + (inline.split("::") if inline else [])
+        if segs[:1] == ["crate"]:
+            src = posixpath.join(here[0], "src")
+            if all(self.root.joinpath(src, f).is_file() for f in ("lib.rs", "main.rs")):
+                return "ambiguous", "`crate` could be the library or the binary (src/lib.rs and src/main.rs)", kind
+            target, rest = [], segs[1:]
+        elif segs[:1] == ["self"]:
+            target, rest = base, segs[1:]
+        elif segs[:1] == ["super"]:
+            target, rest = base, segs
+            while rest[:1] == ["super"]:
+                if not target:
+                    return "ambiguous", f"`{ipath}` climbs above the crate root", kind
+                target, rest = target[:-1], rest[1:]
+        else:
+            return "ambiguous", f"`{ipath}` starts at another crate or a module prism does not follow", kind
+        target = target + rest
+        if target != there[1]:
+            return "ambiguous", f"`{ipath}` is the module {'::'.join(['crate', *target])}, not " \
+                                f"{'::'.join(['crate', *there[1]])}", kind
+        if not self.def_data(sym).get("top"):
+            return "ambiguous", f"`{sym.name}` is not the one item of that name at the top of {sym.path}", kind
+        return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"names `{name}`", kind)
+
     def _imported(self, sym: Symbol, path: str, lang: str, name: str, source: str, kind: str) -> Classified:
         if lang == "go":
             return self._go_imported(sym, name, source, kind)
+        if lang == "rust":
+            return self._rust_imported(sym, path, name, source, kind)
         target = self.module_file(path, lang, source)
         if target is None or target.startswith("?"):
             why = target[1:] if target else f"`{source}` is not a module in the index"

@@ -27,7 +27,7 @@ CRATE = {
         fn locals() -> u8 {
             let h = 2;  // # refs: ambiguous(local)
             let c = |h: u8| h;  // # refs: ambiguous(local), ambiguous(local)
-            match Some(3) { Some(h) => h, None => c(h) }  // # refs: ambiguous(local), ambiguous(local), ambiguous(local)
+            match Some(3) { Some(h) => h, None => c(h) }  // # refs: ambiguous(local), ambiguous, ambiguous
         }
 
         fn later() -> u8 { for h in 0..1 { let _ = h; } h() }  // # refs: ambiguous(local), ambiguous(local), confirmed
@@ -52,7 +52,7 @@ CRATE = {
     "src/b/mod.rs": """
         pub mod c;
         use super::a::h as k;  // # refs: confirmed
-        pub fn g() -> u8 { k() + crate::a::h() + self::c::h() }  // # refs: confirmed, ambiguous(is the module crate::b::c, not crate::a)
+        pub fn g() -> u8 { k() + crate::a::h() + self::c::h() }  // # refs: confirmed, ambiguous(crate::b::c, not)
     """,
     "src/b/c.rs": """
         use super::super::a;

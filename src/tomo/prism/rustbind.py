@@ -96,18 +96,18 @@ def _use(sc: Scopes, node: Node | None, prefix: str, scope: Node, where: str) ->
         sc.declare(node, scope, ("i", sc.text(node), f"{prefix}|{where}"))
     elif t == "scoped_identifier":
         name = node.child_by_field_name("name")
-        path = join(_path_text(sc, node.child_by_field_name("path")))
         if name is not None:
-            sc.declare(name, scope, ("i", sc.text(name), f"{path}|{where}"))
+            full = join(_path_text(sc, node.child_by_field_name("path")))
+            sc.declare(name, scope, ("i", sc.text(name), f"{full}|{where}"))
     elif t == "use_as_clause":
-        path, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
-        if path is not None and path.type == "scoped_identifier":
-            name = path.child_by_field_name("name")
+        target, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
+        if target is not None and target.type == "scoped_identifier":
+            name = target.child_by_field_name("name")
             if name is not None:
-                sc.own[name.id] = ("i", sc.text(name), f"{join(_path_text(sc, path.child_by_field_name('path')))}"
-                                                       f"|{where}")
-        elif path is not None and path.type == "identifier":
-            sc.own[path.id] = ("i", sc.text(path), f"{prefix}|{where}")
+                full = join(_path_text(sc, target.child_by_field_name("path")))
+                sc.own[name.id] = ("i", sc.text(name), f"{full}|{where}")
+        elif target is not None and target.type == "identifier":
+            sc.own[target.id] = ("i", sc.text(target), f"{prefix}|{where}")
         if alias is not None:
             sc.declare(alias, scope)
     elif t == "scoped_use_list":
@@ -199,7 +199,7 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
         return "x:macro", 0
     tree = _within(node, "token_tree")
     if tree is not None:
-        call = tree
+        call: Node | None = tree
         while call is not None and call.type != "macro_invocation":
             call = call.parent
         mac = call.child_by_field_name("macro") if call is not None else None

@@ -29,6 +29,9 @@ _WHY = {
     "export alias": "the exported alias of another binding",
     "key": "a composite literal's key: a field name or a map key, which only types tell apart",
     "dot import": "the file dot-imports a package, which may declare `NAME`",
+    "inherited": "a class around this use has a supertype, which may declare `NAME` too",
+    "object method": "`NAME` is also a method of java.lang.Object",
+    "static import on demand": "the file has `import static ...*`, which may bring `NAME`",
 }
 _JS_EXTS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".d.ts")
 
@@ -66,10 +69,10 @@ class OtherBinder:
         if not isinstance(recv, str):
             return "ambiguous", UNBOUND, kind
         tag, _, rest = recv.partition(":")
-        if is_def:  # another definition is never this symbol, whatever its name resolves to (a method, a local)
-            if tag == "d" and rest.endswith(":l"):
-                return "ambiguous", f"`{sym.name}` here is a local declared at line {line}, not this symbol", kind
-            return "ambiguous", f"another definition named `{sym.name}`", kind
+        if is_def and not (tag == "d" and path == sym.path and rest.startswith(f"{sym.line}:{sym.col}:")):
+            # another definition is never this symbol (a Java constructor's name is its class's: it resolves to it)
+            where = " (a local or a member)" if tag == "d" and rest.endswith(":l") else ""
+            return "ambiguous", f"another definition named `{sym.name}`{where}", kind
         if tag == "d":
             dline, dcol, where = rest.split(":")
             if path == sym.path and (int(dline), int(dcol)) == (sym.line, sym.col):
@@ -82,6 +85,8 @@ class OtherBinder:
             return self._imported(sym, path, lang, name, source, kind)
         if tag == "p":
             return self._package_scope(sym, path, kind)
+        if tag == "q":
+            return self._java_same_package_type(sym, path, kind)
         if tag == "n":
             return "ambiguous", f"`{sym.name}` here names the module {rest!r}", kind
         why = _WHY.get(rest, f"{UNBOUND} ({rest})")
@@ -195,11 +200,56 @@ class OtherBinder:
             return "ambiguous", f"`{sym.name}` is not the one item of that name at the top of {sym.path}", kind
         return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"names `{name}`", kind)
 
+    def _java_class_unique(self, package: str, cls: str) -> bool:
+        self.file_facts("")
+        assert self._facts is not None
+        return sum(cls in f.get("classes", ()) for p, f in self._facts.items()
+                   if p.endswith(".java") and f.get("package", "") == package) == 1
+
+    def _java_same_package_type(self, sym: Symbol, path: str, kind: str) -> Classified:
+        package = self.file_facts(sym.path).get("package", "")
+        if sym.language != "java" or not self.def_data(sym).get("top"):
+            return "ambiguous", f"{UNBOUND} (not a class declared in this file or imported)", kind
+        if self.file_facts(path).get("package", "") != package:
+            return "ambiguous", f"{path} is not in {sym.path}'s package and does not import `{sym.name}`", kind
+        if not self._java_class_unique(package, sym.name):
+            return "ambiguous", f"the package {package or '(default)'} has several classes named `{sym.name}`", kind
+        return "confirmed", "", kind
+
+    def _java_imported(self, sym: Symbol, path: str, name: str, source: str, kind: str) -> Classified:
+        where, _, rest = source.partition("|")
+        data = self.def_data(sym)
+        package = self.file_facts(sym.path).get("package", "")
+        if rest == "type":  # import a.B;
+            if not data.get("top") or where != package or not self._java_class_unique(package, sym.name):
+                return "ambiguous", f"imports {where}.{name}, not provably {sym.qualname}", kind
+            return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"imports `{name}`", kind)
+        owner = data.get("owner")
+        if not owner:
+            return "ambiguous", f"`{sym.name}` is not a member of a top-level class", kind
+        if rest == "static":  # import static a.B.h;
+            ok = where == (f"{package}.{owner}" if package else owner)
+        elif where == "file":
+            ok = path == sym.path and rest == data.get("owner_at")
+        elif where == "fqn":
+            ok = rest == (f"{package}.{owner}" if package else owner)
+        else:  # pkg: a class of the use's own package
+            ok = rest == owner and self.file_facts(path).get("package", "") == package
+        if not ok:
+            return "ambiguous", f"a member of another class than {owner}", kind
+        if not data.get("single"):
+            return "ambiguous", f"{owner} has several members named `{sym.name}` or may inherit more", kind
+        if not self._java_class_unique(package, owner):
+            return "ambiguous", f"the package {package or '(default)'} has several classes named `{owner}`", kind
+        return ("confirmed", "", kind) if name == sym.name else ("ambiguous", f"names `{name}`", kind)
+
     def _imported(self, sym: Symbol, path: str, lang: str, name: str, source: str, kind: str) -> Classified:
         if lang == "go":
             return self._go_imported(sym, name, source, kind)
         if lang == "rust":
             return self._rust_imported(sym, path, name, source, kind)
+        if lang == "java":
+            return self._java_imported(sym, path, name, source, kind)
         target = self.module_file(path, lang, source)
         if target is None or target.startswith("?"):
             why = target[1:] if target else f"`{source}` is not a module in the index"

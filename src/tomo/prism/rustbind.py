@@ -189,6 +189,8 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
         return "x:property", 0
     if parent is None:
         return "x:free", 0
+    if parent.type in _ITEMS or parent.type == "function_signature_item":
+        return "x:associated item", 0  # an item name that declares nothing bare: a method of an impl or trait
     if parent.type in ("lifetime", "label"):
         return "x:lifetime", 0
     if parent.type == "shorthand_field_initializer":

@@ -38,13 +38,14 @@ class Scopes:
     def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
-    def declare(self, ident: Node | None, scope: Node, decl: Decl | None = None) -> None:
+    def declare(self, ident: Node | None, scope: Node, decl: Decl | None = None, key: str = "") -> None:
+        """Declare ``ident`` in ``scope`` (under ``key``, default its name: Java keeps one namespace per kind)."""
         if ident is None:
             return
         if decl is None:
             line, col = self.pos(ident)
             decl = ("d", str(line), str(col), "t" if scope.id == self.root.id else "l")
-        self.decls.setdefault(scope.id, {}).setdefault(self.text(ident), []).append(decl)
+        self.decls.setdefault(scope.id, {}).setdefault(key or self.text(ident), []).append(decl)
         self.own[ident.id] = decl
 
     def lookup(self, node: Node, name: str) -> list[Decl] | None:
@@ -70,7 +71,8 @@ class Scopes:
 
 def encode(decls: list[Decl]) -> str:
     if len(decls) != 1:
-        return "x:multi"
+        why = next((d for d in decls if d[0] == "x"), ("x", "multi"))
+        return ":".join(why)
     return ":".join(decls[0])
 
 

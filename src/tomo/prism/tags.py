@@ -12,7 +12,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from tomo.prism import gobind, jsbind, rustbind
+from tomo.prism import gobind, javabind, jsbind, rustbind
 from tomo.prism.pyextract import DEF, _first_error
 from tomo.prism.scopes import Scopes
 
@@ -62,7 +62,7 @@ _SPECS: dict[str, tuple[str, str]] = {
 }
 
 _BINDERS: dict[str, Any] = {"javascript": jsbind, "typescript": jsbind, "tsx": jsbind, "go": gobind,
-                            "rust": rustbind}
+                            "rust": rustbind, "java": javabind}
 
 _cache: dict[str, tuple[Parser, Query, Query]] = {}
 

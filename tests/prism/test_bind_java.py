@@ -125,3 +125,16 @@ def test_overloads_and_object_methods_stay_ambiguous(tmp_path) -> None:  # type:
     assert [r.confidence for r in h] == ["ambiguous", "ambiguous"]
     assert "several members named `h`" in h[1].reason
     assert [r.confidence for r in ts] == ["ambiguous"] and "java.lang.Object" in ts[0].reason
+
+
+def test_case_labels_and_annotation_elements_are_not_the_field(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({"p/K.java": """
+        package p;
+
+        @interface Tag { int h(); }  // # refs: ambiguous
+        class K {
+            static final int h = 1;  // # refs: def
+            @Tag(h = 2)  // # refs: ambiguous(annotation)
+            int f(int x) { switch (x) { case h: return h; } return 0; }  // # refs: ambiguous(case), confirmed
+        }
+    """}, "p.K.K.h")

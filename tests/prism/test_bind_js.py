@@ -131,3 +131,12 @@ def test_a_name_declared_twice_in_one_scope_is_not_proven(golden) -> None:  # ty
         var h = 2;  // # refs: ambiguous
         h;  // # refs: ambiguous(declared more than once)
     """}, "m.h")
+
+
+def test_jsx_intrinsic_tags_and_type_level_bindings(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({"ui.tsx": """
+        export function div() { return 1; }  // # refs: def
+        export const a = <div>{div()}</div>;  // # refs: ambiguous(intrinsic), confirmed, ambiguous(intrinsic)
+        type M<T> = { [div in keyof T]: div };  // # refs: ambiguous(local), ambiguous(local)
+        type I<T> = T extends Array<infer div> ? div : never;  // # refs: ambiguous(local), ambiguous(local)
+    """}, "ui.div")

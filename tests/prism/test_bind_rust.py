@@ -73,3 +73,16 @@ def test_a_binary_and_a_library_make_crate_paths_ambiguous(tmp_path) -> None:  #
     assert refs[("src/lib.rs", 3)].confidence == "ambiguous" and "src/main.rs" in refs[("src/lib.rs", 3)].reason
     assert refs[("src/b/mod.rs", 2)].confidence == "confirmed"  # super:: does not depend on which crate root
     assert refs[("src/a.rs", 3)].confidence == "confirmed"
+
+
+def test_a_glob_import_in_a_block_hides_the_module_item(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "Cargo.toml": '[package]\nname = "g"\nversion = "0.1.0"\n',
+        "src/lib.rs": """
+            pub mod other;
+            pub fn h() {}  // # refs: def
+            pub fn f() { use other::*; h(); }  // # refs: ambiguous(starts at another crate)
+            pub fn g() { h(); }  // # refs: confirmed
+        """,
+        "src/other.rs": "pub fn h() {}  // # refs: ambiguous(another definition)\n",
+    }, "lib.h")

@@ -214,6 +214,10 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     pt = parent.type
     if pt in ("labeled_statement", "break_statement", "continue_statement"):
         return "x:label", 0
+    if pt == "switch_label":
+        return "x:case label", 0  # `case A:` names a constant of the switched value's type, not a lexical name
+    if pt == "element_value_pair" and node == parent.child_by_field_name("key"):
+        return "x:annotation element", 0
     if pt == "constructor_declaration" and node == parent.child_by_field_name("name"):
         owner = _class_of(parent)
         name = owner.child_by_field_name("name") if owner is not None and owner.type in _CLASSES else None

@@ -107,6 +107,12 @@ def collect(sc: Scopes) -> dict[str, object]:
                 _pattern(sc, n.child_by_field_name("left"), scope)
         elif t == "type_parameter" and parent is not None and parent.parent is not None:
             sc.declare(n.child_by_field_name("name"), parent.parent)
+        elif t == "mapped_type_clause" and parent is not None:  # `{ [K in keyof T]: K }`
+            sc.declare(n.child_by_field_name("name"), parent)
+        elif t == "infer_type":  # `T extends Array<infer U> ? U : never`
+            owner = enclosing(parent, frozenset({"conditional_type"}), root)
+            for ch in n.named_children[:1]:
+                sc.declare(ch, owner)
         elif t == "import_statement":
             _import(sc, n)
         elif t == "with_statement":
@@ -158,6 +164,9 @@ def _recv(sc: Scopes, node: Node) -> str:
             return "x:export alias"
         if src_node is not None:  # export {h} from './a': a name of that module
             return f"i:{sc.text(node)}:{sc.text(src_node)[1:-1]}"
+    if parent is not None and parent.type in ("jsx_opening_element", "jsx_closing_element",
+                                              "jsx_self_closing_element") and sc.text(node)[:1].islower():
+        return "x:jsx tag"  # `<div>`: an intrinsic element, a string to React, not the variable `div`
     if parent is not None and parent.type in ("nested_type_identifier", "nested_identifier") and \
             node != parent.named_children[0]:
         return "x:property"

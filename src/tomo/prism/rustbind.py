@@ -160,18 +160,19 @@ def collect(sc: Scopes) -> dict[str, object]:
 
 
 def _lookup(sc: Scopes, node: Node, name: str) -> list[Decl] | None:
-    """Innermost declaration of ``name``; at a module's wall, its single glob import; else None."""
+    """Innermost declaration of ``name``; a scope's single glob import when the scope has one and no declaration
+    of ``name``; None past an inline module's wall."""
     n = node.parent
     while n is not None:
-        got = sc.decls.get(n.id, {}).get(name)
+        here = sc.decls.get(n.id, {})
+        got = here.get(name)
         if got:
             return got
-        if n.type == "mod_item" or n.parent is None:
-            body = n.child_by_field_name("body") if n.type == "mod_item" else n
-            globs = sc.decls.get(body.id, {}).get("*", []) if body is not None else []
-            if len(globs) == 1:
-                return [("i", name, globs[0][1])]
-            return [("x", "glob imports")] if globs else None
+        globs = here.get("*")
+        if globs:  # a glob import in a block or module is looked at before any outer scope
+            return [("i", name, globs[0][1])] if len(globs) == 1 else [("x", "glob imports")]
+        if n.type == "mod_item":
+            return None  # the wall: the enclosing module's names are not in scope here
         n = n.parent
     return None
 

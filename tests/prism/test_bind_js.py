@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tomo.prism import Graph
 
 SAME_FILE = {
@@ -140,3 +142,16 @@ def test_jsx_intrinsic_tags_and_type_level_bindings(golden) -> None:  # type: ig
         type M<T> = { [div in keyof T]: div };  // # refs: ambiguous(local), ambiguous(local)
         type I<T> = T extends Array<infer div> ? div : never;  // # refs: ambiguous(local), ambiguous(local)
     """}, "ui.div")
+
+
+def test_a_use_location_names_the_definition_it_is_bound_to(tmp_path: Path) -> None:
+    from tomo.errors import PrismError
+
+    from .conftest import write_project
+
+    write_project(tmp_path, IMPORTS)
+    with Graph.open(tmp_path) as g:
+        assert g.symbol("web/b.js:3:0").qualname == "web.a.h"  # `h();` through `import { h } from './a'`
+        assert g.symbol("web/c.ts:3:2").qualname == "web.a.h"  # `a.h()` through `import * as a`
+        with pytest.raises(PrismError, match="not provably bound to one indexed definition"):
+            g.symbol("web/c.ts:4:0")  # imported from a package

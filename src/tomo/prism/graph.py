@@ -153,7 +153,7 @@ class Graph:
 
     def _symbol_at(self, path: str, line: int, col: int | None) -> Symbol:
         rel = self._rel(path)
-        frow = self.conn.execute("SELECT id FROM files WHERE path=?", (rel,)).fetchone()
+        frow = self.conn.execute("SELECT id, lang FROM files WHERE path=?", (rel,)).fetchone()
         if frow is None:
             raise PrismError(f"{rel} is not in the index", hint="check the path (relative to the root) or re-index")
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.file_id=? AND d.line=? ORDER BY d.col",
@@ -166,6 +166,8 @@ class Graph:
             for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
+                        if frow[1] != "python":
+                            return self._other_symbol_at(rel, frow[1], name, occ)
                         v = self._bind_occurrence(res, frow[0], name, occ)
                         if v is not None and v[0] in ("def", "prop", "bound"):
                             return self.symbol(v[1])
@@ -177,6 +179,18 @@ class Graph:
                                          hint="it may be a builtin, a third-party name or an untyped attribute")
         raise PrismError(f"no symbol at {rel}:{line}" + (f":{col}" if col is not None else ""),
                          hint="point at a definition's or reference's name (line is 1-based, col 0-based)")
+
+    def _other_symbol_at(self, rel: str, lang: str, name: str, occ: tuple[Any, ...]) -> Symbol:
+        """The one definition a use in JS/TS/Go/Rust/Java is provably bound to (see :mod:`tomo.prism.otherbind`)."""
+        binder = OtherBinder(self.conn, self.root)
+        family = _FAMILY.get(lang, lang)
+        found = [s for s in (_symbol(r) for r in self.conn.execute(_DEF_SELECT + " WHERE d.name=?", (name,)))
+                 if _FAMILY.get(s.language, s.language) == family
+                 and binder.classify(s, rel, lang, occ)[0] == "confirmed"]
+        if len(found) == 1:
+            return found[0]
+        raise PrismError(f"`{name}` at {rel}:{occ[0]}:{occ[1]} is not provably bound to one indexed definition",
+                         hint="point at the definition instead (tomo graph symbols NAME lists them)")
 
     def _rel(self, path: str) -> str:
         p = Path(path)

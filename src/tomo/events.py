@@ -125,6 +125,7 @@ class UsageReported(Event):
     agent: str
     input_tokens: int
     output_tokens: int
+    estimated: bool = False  # counted by tomo because the server did not say: renderers show "~"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ def demo(
                 runs.append(asyncio.run(run_demo(workdir / "2", ListSink(), apply_ambiguous=True)))
             typer.echo(json.dumps([{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()}
                                    for r in runs], indent=2, default=str))
+            if _unexpected(runs[0], runs[1] if scene2 else None):  # the same smoke test as the terminal view
+                raise typer.Exit(1)
             return
         _intro(console)
         first = _scene(console, workdir / "1", "scene 1: the rename, confirmed edits only", False)
@@ -62,7 +64,8 @@ def demo(
 
 def _unexpected(first: DemoRun, second: DemoRun | None) -> list[str]:
     """The demo is also a smoke test of the install: say so, and exit 1, when a scene did not end as it should."""
-    problems = []
+    problems = [f"the recorded model failed: {run.summary.error}" for run in (first, second)
+                if run is not None and run.summary.error]
     verify = first.summary.verify
     if verify is None or not verify.passed:
         tail = " ".join(verify.output_tail[-2:]) if verify else "it did not run"

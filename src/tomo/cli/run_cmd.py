@@ -133,7 +133,8 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
         if timeout <= 0:
             raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 120")
         limits = limits.with_(timeout_s=timeout)
-    system = system_prompt([d for d in directive.split(",") if d.strip()])
+    directives = [d for d in directive.split(",") if d.strip()]
+    system = system_prompt(directives)
     renderer = RunSink(console)
     recorder = JsonlSink(transcript) if transcript else None
     sink: Sink = TeeSink(renderer, recorder) if recorder else renderer
@@ -151,8 +152,8 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
             from tomo.oi.tools_engine import ToolsEngine
 
             tools = ToolsEngine(chosen, box, gate, root, max_rounds=max_rounds, exec_gate=exec_gate, repro=repro,
-                                system=system, limits=limits, checkpoint=lambda new: _checkpoint(session, history,
-                                                                                                 new))
+                                directives=directives, limits=limits,
+                                checkpoint=lambda new: _checkpoint(session, history, new))
             result = asyncio.run(_with_interrupts(tools.turn(history, task, sink), tools.interrupt))
             result = _result(tools.last, session.id)
     finally:

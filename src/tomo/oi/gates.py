@@ -136,12 +136,16 @@ class TurnGates:
         return {"TOMO_OI_TRACE": str(trace), "PYTHONPATH": str(self._hook_dir)}
 
     def record(self, number: int, runner: str, code: str, exit_code: int, *, timed_out: bool = False,
-               interrupted: bool = False) -> Check:
-        """After block ``number``: what it changed, what it was, what it ran."""
+               interrupted: bool = False, kind: Kind | None = None) -> Check:
+        """After block ``number``: what it changed, what it was, what it ran. ``kind`` overrides the classifier (an
+        editing tool call is neutral: a change, not a check)."""
         after = self.scanner.snapshot()
         changed = after.changed_since(self.current)
         self.current = after
-        klass = BlockClass("executing", True) if runner == "python" else classify_block(code)
+        if kind is not None:
+            klass = BlockClass(kind, kind != "neutral")
+        else:
+            klass = BlockClass("executing", True) if runner == "python" else classify_block(code)
         check = Check(number, runner, code, klass.kind, exit_code, conclusive=klass.conclusive, timed_out=timed_out,
                       interrupted=interrupted, changed=changed)
         if self.measure:

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from tomo.assist import AssistOptions
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
 from tomo.demo import REAL_MODEL_HINT, DemoRun, example_project, run_demo
+from tomo.demo.oi_scene import OiDemoRun
 from tomo.events import ListSink, Sink
 
 
@@ -25,6 +28,9 @@ def demo(
     scene2: bool = typer.Option(True, "--scene2/--no-scene2",
                                 help="Also replay the rename with --apply-ambiguous (verify fails, edits roll back)."),
     as_json: bool = typer.Option(False, "--json", help="Print the runs' summaries as JSON."),
+    oi: bool | None = typer.Option(None, "--oi/--no-oi", help="Also play the oi scene: a scripted model fixes a "
+                                                            "failing test; the exec gate refuses its first finish "
+                                                            "(on by default; in --json only with --oi)."),
 ) -> None:
     """Rename across a bundled example project with a scripted model, verify with its tests (no network, no key)."""
     console = Console(highlight=False)
@@ -34,8 +40,10 @@ def demo(
             runs = [asyncio.run(run_demo(workdir / "1", ListSink()))]
             if scene2:
                 runs.append(asyncio.run(run_demo(workdir / "2", ListSink(), apply_ambiguous=True)))
-            typer.echo(json.dumps([{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()}
-                                   for r in runs], indent=2, default=str))
+            rows = [{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()} for r in runs]
+            if oi:
+                rows.append(_oi_json(workdir / "oi"))
+            typer.echo(json.dumps(rows, indent=2, default=str))
             return
         _intro(console)
         first = _scene(console, workdir / "1", "scene 1: the rename, confirmed edits only", False)
@@ -46,10 +54,14 @@ def demo(
             console.print(f"files after scene 2 byte-identical to the original: "
                           f"{'[bold green]yes[/]' if not second.changed else '[bold red]no[/]'}"
                           f" (the unproven edit `item.total()` in shop/invoice.py describe() is really Invoice.total)")
+        oi_run = _oi_scene(console, workdir / "oi") if oi is not False else None
         _outro(console, first)
         if keep_dir:
             console.print(f"[dim]the copies are kept in {workdir}[/]")
         problems = _unexpected(first, second)
+        if oi_run is not None and not oi_run.refused_then_verified:
+            problems.append("the oi scene should end verified after one exec-gate refusal, but: "
+                            f"{oi_run.summary.gates['exec'].reason}")
         if problems:
             for problem in problems:
                 console.print(f"[bold red]demo did not go as recorded:[/] {problem}")
@@ -112,3 +124,42 @@ def _outro(console: Console, r: DemoRun) -> None:
     console.rule("[bold]with a real model")
     console.print("Run the same task on your own code with a live model (Ollama here; claude:/openai: specs work too):")
     console.print(f"  {REAL_MODEL_HINT.format(task=r.task)}", markup=False)
+
+
+# ---- the oi scene (tomo run): the exec gate refuses a finish after a parse-only check ----------------------------
+
+
+def _oi_scene(console: Console, workdir: Path) -> OiDemoRun:
+    from tomo.cli.run_cmd import RunSink
+    from tomo.demo.oi_scene import COMMAND, run_oi_demo, scene_task
+
+    console.rule("[bold]scene 3: tomo run, code as the only action, behind the exec and repro gates")
+    console.print("A bug is planted in a fresh copy: OrderLine.total subtracts the discount rate, not the discount "
+                  "amount, so one test fails. The scripted model fixes it, then tries to finish after only compiling "
+                  "the file.", markup=False)
+    console.print(f"[dim]$ {escape(COMMAND.format(task=scene_task()))}[/]")
+    sink = RunSink(console)
+    try:
+        result = asyncio.run(run_oi_demo(workdir, sink))
+    finally:
+        sink.close()
+    for name, verdict in result.summary.gates.items():
+        refused = f"refused {verdict.refusals} time(s), then " if verdict.refusals else ""
+        console.print(Text.assemble((f"{name} gate: ", "bold"), refused,
+                                    ("satisfied" if verdict.satisfied else "NOT satisfied",
+                                     "green" if verdict.satisfied else "red"), f" ({verdict.reason})"))
+    console.print(Text.assemble(("result: ", "bold"), ("verified", "bold green") if result.summary.verified
+                                else ("NOT verified", "bold red"), f" in {result.summary.rounds} rounds, "
+                                f"{result.summary.blocks} blocks, in the {result.sandbox} sandbox"))
+    console.print("With a live model: tomo run \"TASK\" --model ollama:qwen2.5-coder:7b --root DIR --exec-gate "
+                  "--repro", markup=False)
+    return result
+
+
+def _oi_json(workdir: Path) -> dict[str, object]:
+    from tomo.demo.oi_scene import run_oi_demo
+
+    result = asyncio.run(run_oi_demo(workdir, ListSink()))
+    s = result.summary
+    return {"scene": "oi", "workdir": str(result.workdir), "verified": s.verified, "rounds": s.rounds,
+            "blocks": s.blocks, "files_changed": s.files_changed, "gates": s.gates_dict(), "sandbox": result.sandbox}

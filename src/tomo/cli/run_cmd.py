@@ -24,7 +24,17 @@ from rich.text import Text
 from tomo.cli import app, report_error
 from tomo.cli.render import RichSink
 from tomo.errors import ConfigError, TomoError
-from tomo.events import BlockOutput, BlockStarted, CodeRan, GateBlocked, JsonlSink, Sink, TeeSink, TurnEnded
+from tomo.events import (
+    AssistantSaid,
+    BlockOutput,
+    BlockStarted,
+    CodeRan,
+    GateBlocked,
+    JsonlSink,
+    Sink,
+    TeeSink,
+    TurnEnded,
+)
 
 EXIT_VERIFIED, EXIT_ERROR, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 3, 130
 ENGINES = ("oi", "tools")
@@ -36,7 +46,15 @@ class RunSink(RichSink):
     def __init__(self, console: Console) -> None:
         super().__init__(console)
         self._handlers.update({BlockStarted: self._block, BlockOutput: self._output, CodeRan: lambda e: None,
-                               GateBlocked: self._gate, TurnEnded: lambda e: None})
+                               GateBlocked: self._gate, TurnEnded: lambda e: None, AssistantSaid: self._said_oi})
+
+    def _said_oi(self, e: AssistantSaid) -> None:
+        """The model's words; its runnable blocks are shown on their own, each right before it runs."""
+        from tomo.oi.blocks import without_runnable
+
+        text = without_runnable(e.text)
+        if text:
+            self.console.print(Text.assemble((f"{e.agent}: ", "bold cyan"), text))
 
     def _block(self, e: BlockStarted) -> None:
         self.console.print(Text(f"── block {e.number} · {e.language} (round {e.round})", style="bold blue"))

@@ -50,6 +50,7 @@ def make_engine() -> Callable[..., tuple[Engine, ScriptedModel]]:
         model = ScriptedModel(replies)
         kwargs.setdefault("max_rounds", 10)
         kwargs.setdefault("context", False)
-        return Engine(model, sandbox, workspace=root, limits=LIMITS, **kwargs), model
+        kwargs.setdefault("limits", LIMITS)
+        return Engine(model, sandbox, workspace=root, **kwargs), model
 
     return make

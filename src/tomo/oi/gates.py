@@ -238,7 +238,7 @@ class TurnGates:
                     how = "the module was loaded but none of its changed lines ran"
                 else:
                     how = "the module was never loaded"
-                missing.append(f"{path}: none of the changed lines {_ranges(wanted)}{why} ran ({how})")
+                missing.append(f"{path}: no changed line ran ({_ranges(wanted)}{why}; {how})")
         return missing
 
     def required_lines(self, path: str) -> tuple[set[int], str]:
@@ -256,11 +256,11 @@ class TurnGates:
             tree = ast.parse(source)
             code = compile(tree, path, "exec")
         except (SyntaxError, ValueError):
-            return changed, " (the file does not parse, so nothing in it can run)"
+            return changed, ", and the file does not parse, so nothing in it can run"
         runnable = _code_lines(code) & changed
         in_functions = runnable & _function_body_lines(tree)
         if in_functions:
-            return in_functions, " inside functions"
+            return in_functions, ", in function bodies"
         return runnable, ""
 
     def repro_evidence(self) -> tuple[bool, str]:

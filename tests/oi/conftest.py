@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oi_support import CALC, LIMITS, TEST_AREA, TEST_CALC, TEST_OTHER, require_bwrap
 
+from oi.oi_support import CALC, LIMITS, TEST_AREA, TEST_CALC, TEST_OTHER, require_bwrap
 from tomo.models.scripted import ScriptedModel
 from tomo.oi.engine import Engine
 from tomo.sandbox import BubblewrapSandbox, LocalSandbox, Sandbox

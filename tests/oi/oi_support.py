@@ -1,5 +1,5 @@
-"""Shared by the oi tests (imported by basename: pytest puts this directory on sys.path): a small real project
-with a bug, the strict-box requirement, scripted replies."""
+"""Shared by the oi tests (imported as ``oi.oi_support``: tests/ is on sys.path and tests/oi is a package): a small
+real project with a bug, the strict-box requirement, scripted replies."""
 
 from __future__ import annotations
 

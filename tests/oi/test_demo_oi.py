@@ -4,10 +4,8 @@ verified; the bug is planted in the copy only."""
 from __future__ import annotations
 
 import hashlib
-import json
 
-from oi_support import require_bwrap
-
+from oi.oi_support import require_bwrap
 from tomo.demo import example_project
 
 
@@ -32,11 +30,14 @@ def test_the_oi_scene_is_refused_once_then_verified(run_tomo):
     assert _tree_hash() == before  # the bundled example still has no bug
 
 
-def test_the_oi_scene_in_json(run_tomo):
-    require_bwrap()
-    done = run_tomo("demo", "--json", "--no-scene2", "--oi")
-    assert done.returncode == 0, done.stderr
-    scenes = json.loads(done.stdout)
-    oi = scenes[-1]
-    assert oi["scene"] == "oi" and oi["verified"] is True and oi["files_changed"] == ["shop/lines.py"]
-    assert oi["gates"]["exec"]["refusals"] == 1 and oi["gates"]["repro"]["satisfied"] is True
+async def test_the_oi_scene_as_a_library(strict, tmp_path):
+    from tomo.demo.oi_scene import run_oi_demo
+    from tomo.events import GateBlocked, ListSink
+
+    sink = ListSink()
+    result = await run_oi_demo(tmp_path, sink, sandbox=strict)
+    s = result.summary
+    assert result.refused_then_verified and s.files_changed == ["shop/lines.py"] and s.rounds == 7
+    assert [e.gate for e in sink.of(GateBlocked)] == ["exec"]
+    assert s.gates["repro"].satisfied and "block 1 failed" in s.gates["repro"].reason
+    assert "gross - gross * self.discount" in (result.workdir / "shop" / "lines.py").read_text()

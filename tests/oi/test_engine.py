@@ -9,8 +9,8 @@ import types
 from pathlib import Path
 
 import pytest
-from oi_support import FIX, GREEN, py, say, sh
 
+from oi.oi_support import FIX, GREEN, py, say, sh
 from tomo.errors import ConfigError
 from tomo.events import BlockStarted, GateBlocked, LimitReached, ListSink, Notice
 from tomo.oi.approval import AskingGate, RefuseAll

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oi_support import FIX, GREEN, PYTEST, RED, py, say, sh
-
+from oi.oi_support import FIX, GREEN, PYTEST, RED, py, say, sh
 from tomo.events import GateBlocked, ListSink, TurnEnded
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oi_support import FIX, GREEN, RED, require_bwrap, say, sh
+from oi.oi_support import FIX, GREEN, RED, require_bwrap, say, sh
 
 
 def script(tmp_path: Path, replies: list[dict], name: str = "script.json") -> str:

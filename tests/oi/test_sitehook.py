@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from oi_support import require_bwrap
 
+from oi.oi_support import require_bwrap
 from tomo.oi.gates import HOOK_SOURCE
 from tomo.oi.workspace import SKIP_DIRS
 from tomo.sandbox import BubblewrapSandbox, Limits

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 
-from oi_support import LIMITS, say, sh
-
+from oi.oi_support import LIMITS, say, sh
 from tomo.events import ListSink
 from tomo.oi.workspace import Scanner, changed_lines
 

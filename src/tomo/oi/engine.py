@@ -307,6 +307,8 @@ class Engine:
         except Exception as exc:  # the pack is a help, never a reason to fail the turn
             emit(Notice("warning", f"no context pack: {type(exc).__name__}: {exc}"))
             return user
+        for note in getattr(pack, "notes", None) or ():
+            emit(Notice("info", f"context pack: {note}"))
         text = str(getattr(pack, "text", "") or "").strip()
         return f"{user}\n\n{text}" if text else user
 

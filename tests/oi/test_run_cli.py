@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from oi.oi_support import FIX, GREEN, RED, require_bwrap, say, sh
@@ -105,3 +110,48 @@ def test_the_terminal_log_shows_blocks_output_and_a_summary(run_tomo, project, t
     out = done.stdout
     assert "block 1" in out and "[bold]not markup[/]" in out  # command output is data, never markup
     assert "summary" in out and "rounds 2" in out and "result: verified" in out
+
+
+def _env() -> dict[str, str]:
+    """As tests/conftest.py's run_tomo: this checkout's sources first."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _wait_for_process(marker: str, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                        return True
+                except OSError:
+                    continue
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_stops_the_block_and_twice_ends_the_turn_with_the_session_saved(project, tmp_path):
+    require_bwrap()
+    model = script(tmp_path, [sh("sleep 49.25"), sh("sleep 49.75"), say("never asked")])
+    proc = subprocess.Popen([sys.executable, "-m", "tomo", "run", "wait", "--model", model, "--root", str(project),
+                             "--sandbox", "strict", "--yes", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_env())
+    try:
+        assert _wait_for_process("sleep 49.25")
+        proc.send_signal(signal.SIGINT)  # stops block 1; the model is told and writes block 2
+        assert _wait_for_process("sleep 49.75")
+        proc.send_signal(signal.SIGINT)  # ends the turn
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    result = json.loads(out)
+    assert result["ended_by"] == "interrupted" and result["blocks"] == 2
+    saved = json.loads((project / ".tomo" / "sessions" / f"{result['session']}.json").read_text())
+    contents = [m["content"] for m in saved["messages"]]
+    assert any("interrupted by the user (Ctrl-C)" in c for c in contents)
+    assert not _wait_for_process("sleep 49.", timeout=0.5)  # nothing left running

@@ -200,7 +200,7 @@ class Engine:
                     for name, reason in missing:
                         gates.refusals[name] += 1
                         emit(GateBlocked(name, reason))
-                    new.append(Message.user(_refusal(missing, self.max_rounds - summary.rounds)))
+                    new.append(Message.user(refusal(missing, self.max_rounds - summary.rounds)))
                     self._save(new)
                     continue
                 reports: list[str] = []
@@ -317,10 +317,12 @@ class Engine:
             self.checkpoint(new)
 
 
-def _refusal(missing: list[tuple[str, str]], rounds_left: int) -> str:
+def refusal(missing: list[tuple[str, str]], rounds_left: int, *,
+            how: str = "in a python or bash block; a reply without a block") -> str:
+    """What the model reads when a gate keeps its turn open: each gate's reason, and what to do."""
     names = {"exec": "exec gate", "repro": "repro gate"}
     lines = [f"[tomo: you cannot end the turn yet; the {names.get(n, n)} is not satisfied: {reason}]"
              for n, reason in missing]
-    lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing in a python or bash block; a reply "
-                 "without a block is refused again until the gate is satisfied.]")
+    lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing {how} is refused again until the gate "
+                 "is satisfied.]")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from tomo.models.base import Model
 from tomo.models.messages import Message, Reply, ToolSpec
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block
-from tomo.oi.engine import BASH, TurnSummary, _refusal
+from tomo.oi.engine import BASH, TurnSummary, refusal
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
 from tomo.oi.gates import TurnGates
 from tomo.oi.prompts import system_prompt
@@ -79,6 +79,7 @@ class ToolsEngine:
         self._loop_task: asyncio.Task[Any] | None = None
         self._interrupts = 0
         self._end = False
+        self._seq = 0
         self.registry = self._registry()
 
     # ---- interrupts -------------------------------------------------------------------------------------------
@@ -98,7 +99,7 @@ class ToolsEngine:
 
     async def turn(self, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
         self._sink = sink = sink or NullSink()
-        self._interrupts, self._end = 0, False
+        self._interrupts, self._end, self._seq = 0, False, 0
         summary = self.last = TurnSummary()
         gates = self._gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro)
         gates.start()
@@ -144,9 +145,8 @@ class ToolsEngine:
                 for name, reason in missing:
                     gates.refusals[name] += 1
                     sink.emit(GateBlocked(name, reason))
-                messages.append(Message.user(_refusal(missing, self.max_rounds - summary.rounds).replace(
-                    "in a python or bash block; a reply without a block", "with the run tool; an answer without a "
-                    "tool call")))
+                messages.append(Message.user(refusal(missing, self.max_rounds - summary.rounds,
+                                                     how="with the run tool; an answer without a tool call")))
         except RunFailed as exc:
             messages = exc.outcome.messages
             summary.rounds += exc.outcome.steps
@@ -185,8 +185,12 @@ class ToolsEngine:
     def _edited(self, what: str) -> None:
         gates = self._gates
         assert gates is not None
-        self.last.blocks += 1
-        gates.record(self.last.blocks, "tool", what, 0, kind="neutral")
+        gates.record(self._next(), "tool", what, 0, kind="neutral")
+
+    def _next(self) -> int:
+        """The next check's number (edits and commands share one sequence; ``blocks`` counts commands)."""
+        self._seq += 1
+        return self._seq
 
     def _registry(self) -> Registry:
         registry = Registry()
@@ -290,7 +294,7 @@ class ToolsEngine:
         gates = self._gates
         assert gates is not None
         self.last.blocks += 1
-        number = self.last.blocks
+        number = self._next()
         emit = self._sink.emit
         block = Block("bash", command, 0, "shell")
         emit(BlockStarted(self.last.rounds + 1, number, "shell", command))

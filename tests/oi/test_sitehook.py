@@ -41,7 +41,10 @@ def used(x):
 def unused():
     return 0
 """
-SCRIPT = "import mod\nimport threading\nt = threading.Thread(target=mod.used, args=(1,))\nt.start(); t.join()\n"
+SCRIPT = ("import mod\nimport threading\nt = threading.Thread(target=mod.used, args=(1,))\nt.start(); t.join()\n"
+          "import multiprocessing as mp\np = mp.get_context('fork').Process(target=mod.used, args=(-1,))\n"
+          "p.start(); p.join()\n")
+"""mod.used runs in a thread (line 3), and in a forked worker that leaves through os._exit (line 4)."""
 
 
 @pytest.mark.parametrize("python", interpreters())
@@ -64,12 +67,16 @@ def test_the_hook_records_changed_lines_that_ran_and_files_that_ran(python, tmp_
             "main.py"]
     result = box.run_sync(argv, "argv", ws)
     assert result.exit_code == 0, (version, result.output)
-    (written,) = trace.glob("trace-*.json")
-    data = json.loads(written.read_text())
-    lines = data["lines"][str(ws / "mod.py")]
-    assert {2, 3} <= set(lines) and 4 not in lines and 8 not in lines, version  # line 3 ran in a thread
+    written = sorted(trace.glob("trace-*.json"))
+    assert len(written) == 2, version  # the process and its forked worker
+    runs = [json.loads(path.read_text()) for path in written]
+    lines = set().union(*(run["lines"].get(str(ws / "mod.py"), []) for run in runs))
+    assert {2, 3, 4} <= lines and 8 not in lines, version
+    data = next(run for run in runs if run["argv"][0].endswith("main.py"))
     assert set(data["ran"]) == {str(ws / "main.py"), str(ws / "mod.py"), str(ws / "other.py")}, version
     assert str(ws / "other.py") not in data["lines"]  # not watched: no line events
+    worker = next(run for run in runs if run is not data)
+    assert 4 in worker["lines"][str(ws / "mod.py")]  # only the worker took the x <= 0 branch
 
 
 def test_without_the_variable_the_hook_does_nothing(tmp_path):

@@ -206,3 +206,13 @@ async def test_the_exec_gate_counts_a_green_check_after_the_edit(make_engine, lo
     engine, _ = make_engine(local, project, [FIX, GREEN, say("done")], exec_gate=True)
     await engine.turn([], "fix", ListSink())
     assert engine.last.verified  # the local box runs the same hook
+
+
+async def test_a_streamed_reply_is_shown_as_it_arrives_and_run_the_same(make_engine, strict, project):
+    from tomo.events import TextStreamed
+
+    engine, _ = make_engine(strict, project, [sh("echo streamed"), say("done")], stream=True)
+    sink = ListSink()
+    messages = await engine.turn([], "stream", sink)
+    assert "".join(e.text for e in sink.of(TextStreamed)).startswith("I will run this.")
+    assert "streamed" in messages[2].content and engine.last.ended_by == "model"

@@ -165,7 +165,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     try:
         if engine == "oi":
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
-                             context, session, history, sink)
+                             context, session, history, sink, stream=not as_json)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
@@ -185,11 +185,11 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
 
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
-            history: list[Any], sink: Sink) -> dict[str, Any]:
+            history: list[Any], sink: Sink, *, stream: bool) -> dict[str, Any]:
     from tomo.oi.engine import Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
-                    context=context, checkpoint=lambda new: _checkpoint(session, history, new))
+                    context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 

@@ -38,11 +38,12 @@ from tomo.events import (
     NullSink,
     ReplyTruncated,
     Sink,
+    TextStreamed,
     TurnEnded,
     UsageReported,
 )
 from tomo.models.base import Model
-from tomo.models.messages import Message, Usage
+from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block, extract
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
@@ -95,6 +96,7 @@ class Engine:
         context_budget: int = CONTEXT_BUDGET_TOKENS,
         output_chars: int = MODEL_OUTPUT_CHARS,
         checkpoint: Callable[[list[Message]], None] | None = None,
+        stream: bool = False,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -112,6 +114,7 @@ class Engine:
         self.context_budget = context_budget
         self.output_chars = output_chars
         self.checkpoint = checkpoint
+        self.stream = stream
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._in_block = False
@@ -168,8 +171,8 @@ class Engine:
                     break
                 emit(ModelThinking(AGENT, self.model.name, summary.rounds + 1))
                 started = time.perf_counter()
-                reply, interrupted = await self._guarded(
-                    self.model.chat([Message.system(self.system), *history, *new], []))
+                reply, interrupted = await self._guarded(self._ask([Message.system(self.system), *history, *new],
+                                                                   emit))
                 if interrupted or reply is None:
                     summary.ended_by = "interrupted"
                     new.append(Message.user("[tomo: the user interrupted the turn (Ctrl-C) while you were answering; "
@@ -222,6 +225,18 @@ class Engine:
             emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
                            summary.gates_dict()))
         return new
+
+    async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
+        """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream."""
+        if not self.stream:
+            return await self.model.chat(messages, [])
+        async for item in self.model.stream(messages, []):
+            if isinstance(item, TextDelta):
+                emit(TextStreamed(AGENT, item.text))
+            elif isinstance(item, ReplyDone):
+                return item.reply
+        raise ModelError(f"model {self.model.name!r} ended its stream without a final reply", provider=self.model.name,
+                         hint="this is a bug in the model adapter: every stream must end with ReplyDone")
 
     async def _run_blocks(self, blocks: list[Block], summary: TurnSummary, gates: TurnGates, reports: list[str],
                           emit: Callable[[Any], None]) -> bool:

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 from tomo.assist import AssistOptions
 from tomo.cli import app
@@ -42,7 +40,9 @@ def demo(
                 runs.append(asyncio.run(run_demo(workdir / "2", ListSink(), apply_ambiguous=True)))
             rows = [{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()} for r in runs]
             if oi:
-                rows.append(_oi_json(workdir / "oi"))
+                from tomo.cli.demo_oi import oi_json
+
+                rows.append(oi_json(workdir / "oi"))
             typer.echo(json.dumps(rows, indent=2, default=str))
             return
         _intro(console)
@@ -54,7 +54,11 @@ def demo(
             console.print(f"files after scene 2 byte-identical to the original: "
                           f"{'[bold green]yes[/]' if not second.changed else '[bold red]no[/]'}"
                           f" (the unproven edit `item.total()` in shop/invoice.py describe() is really Invoice.total)")
-        oi_run = _oi_scene(console, workdir / "oi") if oi is not False else None
+        oi_run: OiDemoRun | None = None
+        if oi is not False:
+            from tomo.cli.demo_oi import oi_scene
+
+            oi_run = oi_scene(console, workdir / "oi")
         _outro(console, first)
         if keep_dir:
             console.print(f"[dim]the copies are kept in {workdir}[/]")
@@ -124,42 +128,3 @@ def _outro(console: Console, r: DemoRun) -> None:
     console.rule("[bold]with a real model")
     console.print("Run the same task on your own code with a live model (Ollama here; claude:/openai: specs work too):")
     console.print(f"  {REAL_MODEL_HINT.format(task=r.task)}", markup=False)
-
-
-# ---- the oi scene (tomo run): the exec gate refuses a finish after a parse-only check ----------------------------
-
-
-def _oi_scene(console: Console, workdir: Path) -> OiDemoRun:
-    from tomo.cli.run_cmd import RunSink
-    from tomo.demo.oi_scene import COMMAND, run_oi_demo, scene_task
-
-    console.rule("[bold]scene 3: tomo run, code as the only action, behind the exec and repro gates")
-    console.print("A bug is planted in a fresh copy: OrderLine.total subtracts the discount rate, not the discount "
-                  "amount, so one test fails. The scripted model fixes it, then tries to finish after only compiling "
-                  "the file.", markup=False)
-    console.print(f"[dim]$ {escape(COMMAND.format(task=scene_task()))}[/]")
-    sink = RunSink(console)
-    try:
-        result = asyncio.run(run_oi_demo(workdir, sink))
-    finally:
-        sink.close()
-    for name, verdict in result.summary.gates.items():
-        refused = f"refused {verdict.refusals} time(s), then " if verdict.refusals else ""
-        console.print(Text.assemble((f"{name} gate: ", "bold"), refused,
-                                    ("satisfied" if verdict.satisfied else "NOT satisfied",
-                                     "green" if verdict.satisfied else "red"), f" ({verdict.reason})"))
-    console.print(Text.assemble(("result: ", "bold"), ("verified", "bold green") if result.summary.verified
-                                else ("NOT verified", "bold red"), f" in {result.summary.rounds} rounds, "
-                                f"{result.summary.blocks} blocks, in the {result.sandbox} sandbox"))
-    console.print("With a live model: tomo run \"TASK\" --model ollama:qwen2.5-coder:7b --root DIR --exec-gate "
-                  "--repro", markup=False)
-    return result
-
-
-def _oi_json(workdir: Path) -> dict[str, object]:
-    from tomo.demo.oi_scene import run_oi_demo
-
-    result = asyncio.run(run_oi_demo(workdir, ListSink()))
-    s = result.summary
-    return {"scene": "oi", "workdir": str(result.workdir), "verified": s.verified, "rounds": s.rounds,
-            "blocks": s.blocks, "files_changed": s.files_changed, "gates": s.gates_dict(), "sandbox": result.sandbox}

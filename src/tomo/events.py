@@ -108,6 +108,18 @@ class ReplyTruncated(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ModelFailed(Event):
+    """The model or its server failed mid-run; the run ends here, and what it did so far is kept in its outcome."""
+
+    kind: ClassVar[str] = "model_failed"
+    agent: str
+    step: int
+    error: str
+    provider: str = ""
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported(Event):
     kind: ClassVar[str] = "usage"
     agent: str
@@ -142,6 +154,43 @@ class GateBlocked(Event):
     kind: ClassVar[str] = "gate_blocked"
     gate: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStarted(Event):
+    """oi: a block the model wrote, shown before it runs (``number`` counts the turn's blocks from 1)."""
+
+    kind: ClassVar[str] = "block_started"
+    round: int
+    number: int
+    language: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockOutput(Event):
+    """oi: a block's output after it ran (capped by the sandbox), what tomo noticed, and the files it changed."""
+
+    kind: ClassVar[str] = "block_output"
+    number: int
+    output: str
+    exit_code: int
+    notes: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(Event):
+    """oi: the turn's summary. ``ended_by``: model | rounds | refused | interrupted | error."""
+
+    kind: ClassVar[str] = "turn_ended"
+    ended_by: str
+    rounds: int
+    blocks: int
+    files_changed: list[str]
+    verified: bool
+    gates: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

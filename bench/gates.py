@@ -679,8 +679,8 @@ def notes(load_before: float, load_after: float) -> str:
         "gate alone). The model writes the patches itself (`git apply` of a heredoc in a bash block); the tests run "
         "with the task's venv, read-only in the strict box. Overhead: the honest path run again with both gates off "
         "(no site hook); 'checks s' is the sandbox time of the blocks that ran tests (patch blocks excluded), "
-        "'whole run' the wall time of `tomo run` (workspace snapshots included). The gated check time includes the "
-        f"red run the gates need anyway. Load average {load_before:.1f} before, {load_after:.1f} after: a shared "
+        "'whole run' the wall time of `tomo run` (workspace snapshots included). "
+        f"Load average {load_before:.1f} before, {load_after:.1f} after: a shared "
         "2-core machine with up to 9 sessions at once, so absolute seconds move; the ratio pairs runs made "
         "back to back. Tasks tried and left out are listed in bench/gates_tasks.json ('not_run')."
     )

@@ -50,6 +50,7 @@ class Weights:
     """How much each kind of evidence counts. Defaults were set on half of the benchmark set (docs/context-pack.md)."""
 
     bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
+    bm25_code: float = 0.0  # BM25 again, on the tokens of the code-like anchors only
     specificity: float = 0.75  # a name defined n times gives each definition 1/n**specificity of its weight
     member: float = 2.0  # a method whose class is also named in the task
     dotted: float = 2.0  # a dotted path that matches a qualified name's suffix
@@ -58,6 +59,7 @@ class Weights:
     lsp_reference: float = 0.15
     fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
+    loose: float = 1.0  # factor for a file outside any package (a script, an example, docs/conf.py)
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True
@@ -120,8 +122,11 @@ class _Index:
         self.paths: list[str] = []
         self.by_base: dict[str, list[str]] = defaultdict(list)
         self.module_of: dict[str, str] = {}
-        for path, module, imp in self.conn.execute("SELECT path, module, import_name FROM files"):
+        self.loose: set[str] = set()  # files outside any package: scripts, examples, docs' conf.py, setup.py
+        for path, module, imp, is_pkg in self.conn.execute("SELECT path, module, import_name, is_pkg FROM files"):
             self.paths.append(path)
+            if not is_pkg and "." not in (imp or ""):
+                self.loose.add(path)
             self.by_base[path.rsplit("/", 1)[-1]].append(path)
             self.module_of[path] = module or ""
             for m in {module, imp}:
@@ -178,8 +183,9 @@ def build(root: str | os.PathLike[str], task: str, *, lsp: str | Sequence[str] |
     with Graph.open(root, progress=progress) as graph:
         retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
         try:
-            pack = rank(graph, retrieval, task, lsp=lsp, lsp_timeout=lsp_timeout)
-            pack.text = render(graph.root, pack, _Index(graph), budget_tokens)
+            idx = _Index(graph)
+            pack = rank(graph, retrieval, task, lsp=lsp, lsp_timeout=lsp_timeout, index=idx)
+            pack.text = render(graph.root, pack, idx, budget_tokens)
         finally:
             retrieval.close()
     pack.seconds = time.perf_counter() - t0
@@ -187,9 +193,9 @@ def build(root: str | os.PathLike[str], task: str, *, lsp: str | Sequence[str] |
 
 
 def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[str] | None = None,
-         weights: Weights = Weights(), lsp_timeout: float = LSP_TIMEOUT) -> Pack:
+         weights: Weights = Weights(), lsp_timeout: float = LSP_TIMEOUT, index: _Index | None = None) -> Pack:
     """Rank files, tests and definitions for ``task`` (no preamble; :func:`build` adds it)."""
-    idx = _Index(graph)
+    idx = index or _Index(graph)
     ev = _Evidence()
     anchors = context_anchors.extract(task)
     notes: list[str] = []
@@ -201,8 +207,19 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
             top = hits[0][1]
             for path, s in hits:
                 ev.file(path, weights.bm25 * s / top, "")
+        if weights.bm25_code:  # the same, on the code-like words only: prose cannot drown them
+            code_terms = list(dict.fromkeys(t for a in anchors if a.kind in ("name", "dotted") and a.weight >= 1.0
+                                            for t in tokens(a.text)))
+            hits = retrieval.search_terms(code_terms)
+            if hits:
+                top = hits[0][1]
+                for path, s in hits:
+                    ev.file(path, weights.bm25_code * s / top, "")
     if lsp is not None:
         notes += _lsp_signal(graph.root, lsp, anchors, idx, ev, weights, lsp_timeout)
+    if weights.loose != 1.0:
+        for path in idx.loose & set(ev.files):
+            ev.files[path] *= weights.loose
 
     ranked = sorted(ev.files.items(), key=lambda kv: (-kv[1], kv[0]))
     code = [p for p, _ in ranked if not is_test_path(p)]
@@ -262,16 +279,19 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
             continue
         nfiles = len({d.path for d in defs})
         spec = 1.0 / nfiles ** w.specificity
-        best: dict[str, float] = {}
+        best: dict[str, tuple[float, str]] = {}
         for d in defs:
             s = weight * spec * _KIND_FACTOR.get(d.kind, 0.5)
+            label = name
             parent = d.local.rsplit(".", 1)[0] if "." in d.local else ""
             if parent and parent.rsplit(".", 1)[-1] in names:  # `Cls` and `method` both named: Cls.method
                 s += w.member * weight * _KIND_FACTOR.get(d.kind, 0.5)
+                label = f"{parent.rsplit('.', 1)[-1]}.{name}"
             ev.symbol(d, s)
-            best[d.path] = max(best.get(d.path, 0.0), s)
-        for path, s in best.items():
-            ev.file(path, s, f"defines `{name}`")
+            if s > best.get(d.path, (0.0, ""))[0]:
+                best[d.path] = (s, label)
+        for path, (s, label) in best.items():
+            ev.file(path, s, f"defines `{label}`")
 
 
 def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
@@ -305,7 +325,7 @@ def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
     for d, s in scored:
         score = a.weight * w.dotted * s / max(1.0, total)
         ev.symbol(d, score)
-        ev.file(d.path, score, f"`{a.text}`")
+        ev.file(d.path, score, f"names `{a.text}`")
 
 
 def _lsp_signal(root: Path, command: str | Sequence[str], anchors: list[Anchor], idx: _Index, ev: _Evidence,

@@ -8,6 +8,7 @@ in step with prism's index by content hash, so a warm query reads no source file
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sqlite3
@@ -34,16 +35,20 @@ MAX_BODY_TOKENS = 60000  # a generated megabyte file would dominate the index wi
 def tokens(text: str) -> list[str]:
     """Identifier-aware tokens: each identifier lowercased without underscores, then its camel/snake parts."""
     out: list[str] = []
-    for m in _WORD.finditer(text):
-        w = m.group(0)
-        whole = w.replace("_", "").lower()
-        if len(whole) < 2 or whole in STOP:
-            continue
-        out.append(whole)
-        parts = identifier_parts(w)
-        if len(parts) > 1:
-            out += [p for p in parts if len(p) > 1 and p not in STOP]
+    for w in _WORD.findall(text):
+        out += _word_tokens(w)
     return out
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_tokens(w: str) -> tuple[str, ...]:
+    whole = w.replace("_", "").lower()
+    if len(whole) < 2 or whole in STOP:
+        return ()
+    parts = identifier_parts(w)
+    if len(parts) > 1:
+        return (whole, *(p for p in parts if len(p) > 1 and p not in STOP))
+    return (whole,)
 
 
 def path_tokens(path: str) -> list[str]:

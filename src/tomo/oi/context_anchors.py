@@ -148,8 +148,8 @@ def _scan(chunk: str, weight: float, add: object, *, code: bool) -> None:
         parts = dotted.split(".")
         if parts[-1] in SOURCE_EXTS or dotted.lower().startswith(("e.g", "i.e", "www.")):
             continue
-        called = chunk[m.end() : m.end() + 1] == "("
-        if not code and not called and len(parts) < 3 \
+        is_call = chunk[m.end() : m.end() + 1] == "("
+        if not code and not is_call and len(parts) < 3 \
                 and not any(is_codeish(p) or (p[:1].isupper() and i) for i, p in enumerate(parts)):
             continue  # "file.name" in prose with nothing code-like about it: likely a sentence break
         head = parts[1:] if parts[0] in ("self", "cls") else parts

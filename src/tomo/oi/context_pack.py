@@ -59,6 +59,7 @@ class Weights:
     lsp_reference: float = 0.15
     fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
+    fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
     loose: float = 1.0  # factor for a file outside any package (a script, an example, docs/conf.py)
     top_files_for_functions: int = 10
     use_anchors: bool = True
@@ -265,9 +266,10 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
                             ev.symbol(d, a.weight)
         elif a.kind == "dotted":
             _dotted(idx, a, ev, w)
-        elif a.kind == "test":
-            for d in idx.defs(a.text):
-                ev.file(d.path, a.weight / max(1, len(idx.defs(a.text))), f"test `{a.text}` named in the task")
+        elif a.kind == "test":  # evidence for the tests ranking only: `TestCase` in django/test/ is not a test
+            tests = [d for d in idx.defs(a.text) if is_test_path(d.path)]
+            for d in tests:
+                ev.file(d.path, a.weight / len(tests), f"test `{a.text}` named in the task")
         elif a.kind == "message":
             hits = retrieval.phrase(a.text)
             for path in hits[:10]:
@@ -395,14 +397,14 @@ def _rank_symbols(root: Path, idx: _Index, retrieval: Retrieval, task: str, code
     amax = max((ev.defs.get(d, 0.0) for d in cands), default=0.0) or 1.0
     scored: dict[str, float] = {}
     for d, b in zip(cands, body, strict=True):
-        s = (w.fn_file * ev.files[d.path] / fmax + w.fn_body * b / bmax + 2.0 * ev.defs.get(d, 0.0) / amax)
+        s = (w.fn_file * ev.files[d.path] / fmax + w.fn_body * b / bmax + w.fn_anchor * ev.defs.get(d, 0.0) / amax)
         key = f"{d.path}::{d.local}"
         scored[key] = max(scored.get(key, 0.0), s)
     # anchored definitions outside the top files still count (a frame deep in another module)
     for d, s in ev.defs.items():
         if d.kind in ("function", "method") and not is_test_path(d.path):
             key = f"{d.path}::{d.local}"
-            scored.setdefault(key, 2.0 * s / amax)
+            scored.setdefault(key, w.fn_anchor * s / amax)
     return [k for k, _ in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 

@@ -42,6 +42,7 @@ def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (  # noqa: F401
         assist_cmd,
+        context_cmd,
         demo_cmd,
         exec_cmd,
         graph_cmd,

@@ -39,11 +39,12 @@ from sqlalchemy.engine import Connection, Engine
 
 JobStatus = Literal["running", "complete", "incomplete", "failed"]
 # pending: not started · running: started, no checkpoint yet · complete: checkpointed · failed: ended in an error ·
-# skipped: never started because the job stopped first (budget spent, an earlier stage failed)
-StepStatus = Literal["pending", "running", "complete", "failed", "skipped"]
+# skipped: never started because the job stopped first (budget spent) · incomplete (stages only): stopped by the
+# budget with some of its workers unfinished
+StepStatus = Literal["pending", "running", "complete", "failed", "skipped", "incomplete"]
 
 JOB_STATUSES: tuple[str, ...] = ("running", "complete", "incomplete", "failed")
-STEP_STATUSES: tuple[str, ...] = ("pending", "running", "complete", "failed", "skipped")
+STEP_STATUSES: tuple[str, ...] = ("pending", "running", "complete", "failed", "skipped", "incomplete")
 
 metadata = MetaData()
 
@@ -284,12 +285,30 @@ class JobStore:
                                  started_at=func.coalesce(stages.c.started_at, now())))
             _touch(conn, job_id, status="running", reason="")
 
-    def worker_started(self, job_id: str, stage: int, worker: int, model: str) -> None:
-        """Marks an attempt (not a checkpoint: a crash after this runs the worker again, under the same key)."""
+    def worker_started(self, job_id: str, stage: int, worker: int, model: str) -> int:
+        """Marks an attempt (not a checkpoint: a crash after this runs the worker again, under the same key).
+        Returns the attempt's number (1 on a first run)."""
         with self.engine.begin() as conn:
             conn.execute(update(workers).where(*_worker(job_id, stage, worker), workers.c.status != "complete")
                          .values(status="running", model=model, started_at=now(), ended_at=None, error=None,
                                  attempts=workers.c.attempts + 1))
+            attempts = conn.execute(select(workers.c.attempts).where(*_worker(job_id, stage, worker))).scalar()
+        return int(attempts or 0)
+
+    def tokens_spent(self, job_id: str) -> int:
+        """Input+output tokens of every checkpointed worker of the job (what the budget is measured against)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(jobs.c.input_tokens, jobs.c.output_tokens).where(jobs.c.job_id == job_id)).first()
+        return 0 if row is None else int(row[0] or 0) + int(row[1] or 0)
+
+    def set_budget(self, job_id: str, budget: int | None) -> None:
+        with self.engine.begin() as conn:
+            _touch(conn, job_id, budget=budget)
+
+    def job_resumed(self, job_id: str) -> None:
+        """The job runs again: status running, the previous stop's reason cleared."""
+        with self.engine.begin() as conn:
+            _touch(conn, job_id, status="running", reason="")
 
     def worker_finished(self, job_id: str, stage: int, worker: int, *, status: str, output: str | None,
                         input_tokens: int, output_tokens: int, error: str | None = None) -> bool:

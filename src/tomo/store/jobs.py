@@ -13,6 +13,7 @@ shared store).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from sqlalchemy import (
     BigInteger,
     Column,
     DateTime,
+    Float,
     ForeignKeyConstraint,
     Index,
     Integer,
@@ -60,6 +62,8 @@ jobs = Table(
     Column("input_tokens", BigInteger, nullable=False, default=0),
     Column("output_tokens", BigInteger, nullable=False, default=0),
     Column("backend", String(20), nullable=False, default="local"),
+    # how many times a backend started the job's run (the DBOS backend names each run's workflow after it)
+    Column("runs", Integer, nullable=False, default=0),
     # what resume needs to rebuild the graph: stages, workers (role, model, prompt, max_tokens, agent, kind)
     Column("graph", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -100,9 +104,29 @@ workers = Table(
     # "JOB/STAGE/WORKER": the same for every attempt at this worker, so a tool can tell a repeat from a first run
     Column("idempotency_key", String(300), nullable=False),
     Column("attempts", Integer, nullable=False, default=0),
+    # which process ran the last attempt (the DBOS executor id; empty on the local backend)
+    Column("executor", String(200), nullable=False, default=""),
     UniqueConstraint("idempotency_key", name="team_workers_key"),
     ForeignKeyConstraint(["job_id", "stage_idx"], ["team_stages.job_id", "team_stages.idx"], ondelete="CASCADE"),
 )
+
+# processes serving the DBOS backend: a live one heartbeats; the others take over the work of a silent or dead one
+executors = Table(
+    "team_executors",
+    metadata,
+    Column("executor_id", String(200), primary_key=True),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorRow:
+    executor_id: str
+    host: str
+    pid: int
+    seen_at: float
 
 
 def idempotency_key(job_id: str, stage: int, worker: int) -> str:
@@ -265,7 +289,7 @@ class JobStore:
         with self.engine.begin() as conn:
             conn.execute(jobs.insert().values(
                 job_id=job_id, workspace=workspace, request=request, status="running", reason="", budget=budget,
-                input_tokens=0, output_tokens=0, backend=backend, graph=dict(graph), created_at=stamp,
+                input_tokens=0, output_tokens=0, backend=backend, runs=0, graph=dict(graph), created_at=stamp,
                 updated_at=stamp))
             if stages_:
                 conn.execute(stages.insert(), [
@@ -285,13 +309,13 @@ class JobStore:
                                  started_at=func.coalesce(stages.c.started_at, now())))
             _touch(conn, job_id, status="running", reason="")
 
-    def worker_started(self, job_id: str, stage: int, worker: int, model: str) -> int:
+    def worker_started(self, job_id: str, stage: int, worker: int, model: str, executor: str = "") -> int:
         """Marks an attempt (not a checkpoint: a crash after this runs the worker again, under the same key).
         Returns the attempt's number (1 on a first run)."""
         with self.engine.begin() as conn:
             conn.execute(update(workers).where(*_worker(job_id, stage, worker), workers.c.status != "complete")
                          .values(status="running", model=model, started_at=now(), ended_at=None, error=None,
-                                 attempts=workers.c.attempts + 1))
+                                 attempts=workers.c.attempts + 1, executor=executor))
             attempts = conn.execute(select(workers.c.attempts).where(*_worker(job_id, stage, worker))).scalar()
         return int(attempts or 0)
 
@@ -300,6 +324,36 @@ class JobStore:
         with self.engine.connect() as conn:
             row = conn.execute(select(jobs.c.input_tokens, jobs.c.output_tokens).where(jobs.c.job_id == job_id)).first()
         return 0 if row is None else int(row[0] or 0) + int(row[1] or 0)
+
+    def next_run(self, job_id: str) -> int:
+        """Counts one more run of the job and returns its number (1 for the first)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(jobs).where(jobs.c.job_id == job_id).values(runs=jobs.c.runs + 1))
+            return int(conn.execute(select(jobs.c.runs).where(jobs.c.job_id == job_id)).scalar() or 0)
+
+    def worker_runs(self, job_id: str) -> dict[tuple[int, int], tuple[int, str]]:
+        """``{(stage, worker): (attempts, executor)}``: how often each worker was started, and by which process."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(workers.c.stage_idx, workers.c.idx, workers.c.attempts, workers.c.executor)
+                                .where(workers.c.job_id == job_id)).all()
+        return {(r[0], r[1]): (int(r[2]), r[3] or "") for r in rows}
+
+    def heartbeat(self, executor_id: str, host: str, pid: int) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(update(executors).where(executors.c.executor_id == executor_id)
+                                .values(seen_at=time.time(), host=host, pid=pid))
+            if done.rowcount == 0:
+                conn.execute(executors.insert().values(executor_id=executor_id, host=host, pid=pid,
+                                                       seen_at=time.time()))
+
+    def executors(self) -> list[ExecutorRow]:
+        with self.engine.connect() as conn:
+            return [ExecutorRow(r[0], r[1], int(r[2]), float(r[3])) for r in conn.execute(select(
+                executors.c.executor_id, executors.c.host, executors.c.pid, executors.c.seen_at))]
+
+    def forget_executor(self, executor_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(executors.delete().where(executors.c.executor_id == executor_id))
 
     def set_budget(self, job_id: str, budget: int | None) -> None:
         with self.engine.begin() as conn:

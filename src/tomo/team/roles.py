@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tomo.config import Settings
@@ -159,7 +160,7 @@ class ModelChooser:
             return self._resolve(explicit), "the worker's own model"
         if role in self.roles:
             return self._resolve(self.roles[role]), f"roles map: {role}={self.roles[role]}"
-        return self.primary, "the primary model (the roles map names none for this role)"
+        return self._resolve(self.primary), "the primary model (the roles map names none for this role)"
 
     def _resolve(self, target: str) -> str:
         if target in TIERS or target in self.settings.tiers:
@@ -168,7 +169,9 @@ class ModelChooser:
             if self._tiers is None:
                 self._tiers = {t: spec for t, (spec, _) in tier_table(self.settings, default_spec=self.primary).items()}
             return self._tiers[target]
-        split_spec(target)  # a malformed spec is a ConfigError here, before any worker runs
+        provider, name = split_spec(target)  # a malformed spec is a ConfigError here, before any worker runs
+        if provider == "scripted" and not Path(name).is_absolute():
+            return f"scripted:{Path(name).resolve()}"  # another process (a resume, a DBOS worker) may run elsewhere
         return target
 
     def model(self, spec: str) -> Model:

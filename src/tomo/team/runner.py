@@ -84,7 +84,8 @@ class Team:
 
     def __init__(self, store: JobStore, chooser: ModelChooser, *, workspace: Path, sink: Sink | None = None,
                  registry: Registry | None = None, agents: Mapping[str, Agent] | None = None,
-                 code_runner: code_workers.CodeRunner | None = None, backend: str = "local") -> None:
+                 code_runner: code_workers.CodeRunner | None = None, backend: str = "local",
+                 rechoose: bool = False) -> None:
         self.store = store
         self.chooser = chooser
         self.workspace = workspace.resolve()
@@ -93,6 +94,7 @@ class Team:
         self.agents = dict(agents or {})
         self._code_runner = code_runner
         self.backend = backend
+        self.rechoose = rechoose
         self.caller = Caller(user=_user(), tenant="local", workspace=self.workspace)
 
     @property
@@ -233,6 +235,16 @@ class Team:
 
     # ---- one worker ---------------------------------------------------------------------------------------------
 
+    def _spec(self, job_id: str, stage: int, index: int, worker: Worker) -> str:
+        """The model chosen when the job was created, unless this Team was told to choose again (a resume with
+        --model or --roles); a process that only serves a queue needs no roles of its own."""
+        if not self.rechoose:
+            record = self.store.get_job(job_id)
+            stored = record.stages[stage].workers[index].model if record else ""
+            if stored:
+                return stored
+        return self.chooser.spec_for(worker.role, self._explicit(worker))[0]
+
     def _explicit(self, worker: Worker) -> str | None:
         if worker.model:
             return worker.model
@@ -243,7 +255,7 @@ class Team:
         return None
 
     async def run_worker(self, graph: TaskGraph, stage_index: int, worker_index: int, request: str,
-                         stage_input: str) -> WorkerStatus:
+                         stage_input: str, *, executor: str = "") -> WorkerStatus:
         """Runs one worker unless the budget is spent, and writes its checkpoint (one transaction)."""
         job_id = graph.job_id
         stage = graph.stages[stage_index]
@@ -255,8 +267,8 @@ class Team:
             self.store.workers_skipped(job_id, stage_index, [worker_index], reason)
             self.sink.emit(WorkerDone(job_id, stage.name, worker_index, label, "skipped", error=reason))
             return "skipped"
-        spec, _why = self.chooser.spec_for(worker.role, self._explicit(worker))
-        attempt = self.store.worker_started(job_id, stage_index, worker_index, spec)
+        spec = self._spec(job_id, stage_index, worker_index, worker)
+        attempt = self.store.worker_started(job_id, stage_index, worker_index, spec, executor)
         self.sink.emit(WorkerStarted(job_id, stage.name, worker_index, label, spec, attempt))
         key = idempotency_key(job_id, stage_index, worker_index)
         token = context.enter(context.WorkerContext(job_id, stage_index, worker_index, label, key, attempt))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tomo.config import Settings
 from tomo.models.base import Model
@@ -59,3 +62,21 @@ def make_team(tmp_path: Path, roles: dict[str, str], *, primary: str | None = No
               settings: Settings | None = None, recorder: Recorder | None = None, **kwargs: Any) -> Team:
     chooser = ModelChooser(settings or Settings(), primary=primary, roles=roles, factory=recorder)
     return Team(open_store(tmp_path / "team.sqlite"), chooser, workspace=tmp_path, **kwargs)
+
+
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require(condition: bool, what: str, fix: str) -> None:
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} on CI, so the team's scale-out tests cannot run: {fix}")
+    pytest.skip(f"{what} ({fix}); the team's scale-out tests need it")
+
+
+def require_dbos() -> None:
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        require(False, "the dbos package is not installed", "pip install -e '.[dev]' (or pip install dbos)")

@@ -176,7 +176,7 @@ def worker_workflow(job_id: str, stage: int, worker: int) -> str:
 
 
 def launch(team: Team, url: str, *, concurrency: Mapping[str, int] | None = None, stale_after: float = 10.0,
-           polling_interval: float = POLL) -> str:
+           polling_interval: float = POLL, worker_concurrency: int | None = None) -> str:
     """Starts DBOS in this process (once) on system database ``url``, serving every tomo queue; returns the
     executor id. Later calls only swap the team (same store) and reuse the running instance."""
     global _served
@@ -191,19 +191,26 @@ def launch(team: Team, url: str, *, concurrency: Mapping[str, int] | None = None
         config: DBOSConfig = {"name": APP_NAME, "system_database_url": url, "executor_id": executor_id,
                               "application_version": f"tomo-{__version__}", "log_level": "WARNING",
                               "notification_listener_polling_interval_sec": 0.1}
-        DBOS(config=config)
-        DBOS.launch()
-        limits = dict(concurrency or {})
-        DBOS.register_queue(JOBS_QUEUE, polling_interval_sec=polling_interval, on_conflict="always_update")
-        for provider in PROVIDERS:
-            DBOS.register_queue(queue_name(provider), global_concurrency=limits.get(provider, DEFAULT_CONCURRENCY),
-                                polling_interval_sec=polling_interval, on_conflict="always_update")
         served = _Served(team, executor_id, url, threading.Event())
-        team.store.heartbeat(executor_id, socket.gethostname(), os.getpid())
+        _served = served  # before launch: DBOS may start recovered or queued work at once
+        try:
+            DBOS(config=config)
+            DBOS.launch()
+            limits = dict(concurrency or {})
+            DBOS.register_queue(JOBS_QUEUE, polling_interval_sec=polling_interval, on_conflict="always_update")
+            for provider in PROVIDERS:
+                DBOS.register_queue(queue_name(provider),
+                                    global_concurrency=limits.get(provider, DEFAULT_CONCURRENCY),
+                                    worker_concurrency=worker_concurrency or team.settings.worker_concurrency,
+                                    polling_interval_sec=polling_interval, on_conflict="always_update")
+            team.store.heartbeat(executor_id, socket.gethostname(), os.getpid())
+        except BaseException:
+            _served = None
+            DBOS.destroy(destroy_registry=False)
+            raise
         served.janitor = threading.Thread(target=_janitor, args=(served, stale_after), daemon=True,
                                           name="tomo-team-janitor")
         served.janitor.start()
-        _served = served
         return executor_id
 
 
@@ -214,9 +221,9 @@ def shutdown() -> None:
         if _served is None:
             return
         _served.stop.set()
+        DBOS.destroy(destroy_registry=False)
         _served.team.store.forget_executor(_served.executor_id)
         _served = None
-        DBOS.destroy(destroy_registry=False)
 
 
 def _janitor(served: _Served, stale_after: float) -> None:
@@ -284,8 +291,8 @@ def _drive(team: Team, job_id: str, url: str | None) -> JobResult:
     system = url or system_url(team.store.engine.url.render_as_string(hide_password=False), team.workspace)
     launch(team, system, concurrency=team.settings.concurrency)
     try:
-        pending = DBOS.list_workflows(workflow_id_prefix=f"tomo-team:{job_id}:", status=["PENDING", "ENQUEUED"],
-                                      load_input=False, load_output=False)
+        pending = DBOS.list_workflows(workflow_id_prefix=f"tomo-team:{job_id}:", name="tomo_team_job",
+                                      status=["PENDING", "ENQUEUED"], load_input=False, load_output=False)
         handle = DBOS.retrieve_workflow(pending[-1].workflow_id) if pending else _enqueue_job(team, job_id)
         return _wait(team, job_id, handle)
     finally:

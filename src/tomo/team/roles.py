@@ -61,17 +61,19 @@ class RoleConfig:
 
 @dataclass(frozen=True, slots=True)
 class TeamSettings:
-    """The ``[team]`` table: role overrides, per-provider concurrency (DBOS backend), defaults for the CLI."""
+    """The ``[team]`` table: role overrides, defaults for the CLI, and for the DBOS backend the concurrency per
+    provider across every process (``[team.concurrency] anthropic = 4``) and per process (``worker_concurrency``)."""
 
     roles: Mapping[str, RoleConfig] = field(default_factory=dict)
     concurrency: Mapping[str, int] = field(default_factory=dict)
     budget: int | None = None
     stages: str | None = None
+    worker_concurrency: int | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TeamSettings:
         data = settings.section("team")
-        known = {"roles", "concurrency", "budget", "stages"}
+        known = {"roles", "concurrency", "budget", "stages", "worker_concurrency"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"[team] in tomo.toml has unknown key(s): {', '.join(unknown)}",
@@ -92,7 +94,11 @@ class TeamSettings:
         budget = data.get("budget")
         if budget is not None and (not isinstance(budget, int) or budget < 1):
             raise ConfigError(f"[team] budget = {budget!r} is not a positive number of tokens", hint="budget = 200000")
-        return cls(roles, concurrency, budget, _str(data.get("stages"), "team.stages"))
+        per_process = data.get("worker_concurrency")
+        if per_process is not None and (not isinstance(per_process, int) or per_process < 1):
+            raise ConfigError(f"[team] worker_concurrency = {per_process!r} is not a positive whole number",
+                              hint="worker_concurrency = 2")
+        return cls(roles, concurrency, budget, _str(data.get("stages"), "team.stages"), per_process)
 
     def prompt_for(self, role: str) -> str:
         configured = self.roles.get(role)

@@ -139,6 +139,26 @@ async def test_a_worker_stopped_mid_run_by_the_budget_leaves_the_job_incomplete(
     assert worker.input_tokens + worker.output_tokens == 120  # two calls ran, the loop refused the third
 
 
+async def test_a_worker_whose_model_fails_mid_run_keeps_its_usage(tmp_path: Path) -> None:
+    registry = Registry()
+
+    @registry.tool()
+    def look(topic: str) -> str:
+        """Look something up."""
+        return f"notes on {topic}"
+
+    agent = Agent("digger", "fast", "dig", ("look",))
+    call = {"content": "", "tool_calls": [{"name": "look", "args": {"topic": "x"}}],
+            "usage": {"input_tokens": 50, "output_tokens": 10}}
+    spec = script(tmp_path, "digger", call)  # one reply, then the model fails (its script is exhausted)
+    team = make_team(tmp_path, {}, primary=spec, registry=registry, agents={"digger": agent})
+    result = await team.run(TaskGraph("j1", parse_stages("dig:@digger")), "go")
+    assert result.status == "failed" and "no reply left" in result.reason
+    worker = result.record.stages[0].workers[0]
+    assert (worker.status, worker.input_tokens, worker.output_tokens) == ("failed", 50, 10)
+    assert result.record.total_tokens == 60
+
+
 async def test_a_failed_worker_fails_the_job_and_resume_reruns_only_it(tmp_path: Path) -> None:
     recorder = Recorder()
     roles = _roles(tmp_path)

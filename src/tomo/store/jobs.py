@@ -38,6 +38,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 JobStatus = Literal["running", "complete", "incomplete", "failed"]
 # pending: not started · running: started, no checkpoint yet · complete: checkpointed · failed: ended in an error ·
@@ -236,8 +237,16 @@ class JobStore:
         self.engine = engine
 
     def create_schema(self) -> None:
-        """Creates the tables that are missing (idempotent; safe when several processes start at once)."""
-        metadata.create_all(self.engine, checkfirst=True)
+        """Creates the tables that are missing (idempotent; safe when several processes start at once: the loser of
+        a race to create a table sees it on the next look)."""
+        for attempt in range(5):
+            try:
+                metadata.create_all(self.engine, checkfirst=True)
+                return
+            except DBAPIError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     # -- reads --
 

@@ -297,11 +297,10 @@ class Team:
                 return await self._code(worker, model, key, task)
             agent = self._agent_for(worker, remaining)
             outcome = await loop.run(agent, model, self.registry, self.caller, task, agent.limits, self.sink)
+        except loop.RunFailed as exc:  # the model failed mid-run: what it spent before is still spent
+            return "failed", exc.outcome.text or None, exc.outcome.usage, _one_line(exc)
         except ModelError as exc:
-            partial = getattr(exc, "outcome", None)  # tomo.loop.RunFailed carries the partial outcome
-            usage = partial.usage if partial is not None else Usage()
-            text = partial.text if partial is not None else None
-            return "failed", text or None, usage, _one_line(exc)
+            return "failed", None, Usage(), _one_line(exc)
         except TomoError as exc:
             return "failed", None, Usage(), _one_line(exc)
         if outcome.completed:

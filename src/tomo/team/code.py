@@ -12,6 +12,7 @@ then fails with a clear error instead of pretending).
 from __future__ import annotations
 
 import asyncio
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -40,7 +41,7 @@ class CodeRunner(Protocol):
 def default_runner() -> CodeRunner | None:
     """The oi engine's runner, when this build has one."""
     try:
-        from tomo.oi import engine
+        engine = importlib.import_module("tomo.oi.engine")
     except ImportError:
         return None
     runner = getattr(engine, "team_runner", None)

@@ -328,6 +328,11 @@ class JobStore:
             attempts = conn.execute(select(workers.c.attempts).where(*_worker(job_id, stage, worker))).scalar()
         return int(attempts or 0)
 
+    def worker_model(self, job_id: str, stage: int, worker: int) -> str:
+        """The model spec recorded for the worker ("" when none was)."""
+        with self.engine.connect() as conn:
+            return str(conn.execute(select(workers.c.model).where(*_worker(job_id, stage, worker))).scalar() or "")
+
     def tokens_spent(self, job_id: str) -> int:
         """Input+output tokens of every checkpointed worker of the job (what the budget is measured against)."""
         with self.engine.connect() as conn:

@@ -289,6 +289,7 @@ def resume(team: Team, job_id: str, *, budget: int | None = None, url: str | Non
 
 def _drive(team: Team, job_id: str, url: str | None) -> JobResult:
     system = url or system_url(team.store.engine.url.render_as_string(hide_password=False), team.workspace)
+    owned = _served is None  # a process that already serves (a benchmark, a long-lived host) keeps serving
     launch(team, system, concurrency=team.settings.concurrency)
     try:
         pending = DBOS.list_workflows(workflow_id_prefix=f"tomo-team:{job_id}:", name="tomo_team_job",
@@ -296,7 +297,8 @@ def _drive(team: Team, job_id: str, url: str | None) -> JobResult:
         handle = DBOS.retrieve_workflow(pending[-1].workflow_id) if pending else _enqueue_job(team, job_id)
         return _wait(team, job_id, handle)
     finally:
-        shutdown()
+        if owned:
+            shutdown()
 
 
 def submit(system: str, job_id: str, store: JobStore) -> str:

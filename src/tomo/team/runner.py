@@ -239,8 +239,7 @@ class Team:
         """The model chosen when the job was created, unless this Team was told to choose again (a resume with
         --model or --roles); a process that only serves a queue needs no roles of its own."""
         if not self.rechoose:
-            record = self.store.get_job(job_id)
-            stored = record.stages[stage].workers[index].model if record else ""
+            stored = self.store.worker_model(job_id, stage, index)
             if stored:
                 return stored
         return self.chooser.spec_for(worker.role, self._explicit(worker))[0]

@@ -91,21 +91,21 @@ def test_dbos_on_sqlite_gives_the_local_view_and_resumes_after_a_kill(
     runs = store.worker_runs("j1")
     assert runs[(0, 0)][0] == 1  # the planner finished before the kill and was not started again
     assert runs[(1, 0)][0] == 2  # the implementer was interrupted once and ran again
-    views = []
-    for workspace in (local_ws, dbos_ws):
-        shown = run_tomo("team", "show", "j1", "--json", cwd=workspace)
-        assert shown.returncode == 0, shown.stderr
-        views.append(_view(json.loads(shown.stdout)))
-    assert views[0] == views[1]
+    shown = run_tomo("team", "show", "j1", "--json", cwd=dbos_ws)
+    assert shown.returncode == 0, shown.stderr
+    local = open_store(local_ws / ".tomo" / "team.sqlite").get_job("j1")
+    assert local is not None
+    assert _view(json.loads(shown.stdout)) == _view(local.to_dict())  # what `tomo team show --json` prints
     again = run_tomo("team", "resume", "j1", "--backend", "dbos", cwd=dbos_ws)
     assert again.returncode == 0 and "already complete" in again.stderr
 
 
 def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is_killed(
         tmp_path: Path, postgres: str, run_tomo: Callable[..., subprocess.CompletedProcess[str]]) -> None:
-    (tmp_path / "tomo.toml").write_text("[team]\nworker_concurrency = 2\n\n[team.concurrency]\nscripted = 4\n")
-    roles = ",".join([_roles(tmp_path, 1.5), "builder=" + script(tmp_path, "builder",
-                                                                  reply("built", tokens=(9, 9), delay=1.5))])
+    # one worker at a time per process, so each process runs builders one after another and both get some
+    (tmp_path / "tomo.toml").write_text("[team]\nworker_concurrency = 1\n\n[team.concurrency]\nscripted = 4\n")
+    roles = ",".join([_roles(tmp_path, 1.0), "builder=" + script(tmp_path, "builder",
+                                                                  reply("built", tokens=(9, 9), delay=1.0))])
     store = JobStore(connect(postgres))
     store.create_schema()
     first = _tomo("team", "worker", "--db", postgres, "--stale-after", "5", cwd=tmp_path)
@@ -128,10 +128,10 @@ def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is
             assert job is not None
             statuses = {(s.index, w.index): w.status for s in job.stages for w in s.workers}
             mine = [key for key, (_, executor) in runs.items() if executor == ids[first.pid]]
-            return (any(statuses[k] == "complete" for k in mine if k[0] == 1)
+            return (any(statuses[k] == "complete" for k in mine)
                     and any(statuses[k] == "running" for k in mine))
 
-        _wait_for(first_has_finished_and_running, "the first process to finish one builder and start another")
+        _wait_for(first_has_finished_and_running, "the first process to finish a worker and start another", 120)
         before = store.get_job("pg1")
         assert before is not None
         finished_by_first = {(s.index, w.index) for s in before.stages for w in s.workers if w.status == "complete"
@@ -143,7 +143,7 @@ def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is
             job = store.get_job("pg1")
             return job is not None and job.status in ("complete", "failed", "incomplete")
 
-        _wait_for(complete, "the second process to finish the job", timeout=90)
+        _wait_for(complete, "the second process to finish the job", timeout=120)
         job = store.get_job("pg1")
         assert job is not None and job.status == "complete", job.reason
         runs = store.worker_runs("pg1")

@@ -22,6 +22,7 @@ from tomo.team import (
     TeamSettings,
     Worker,
     idempotency_key,
+    parse_roles,
     parse_stages,
 )
 from tomo.team.graph import WorkerOutput, merge_under_headers
@@ -266,6 +267,13 @@ async def test_an_unknown_agent_is_refused_before_the_job_is_written(tmp_path: P
 def test_bad_stages_are_clear_errors(text: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         TaskGraph("j", parse_stages(text))
+
+
+def test_roles_text_is_role_equals_tier_or_spec() -> None:
+    assert parse_roles("planner=fast, implementer=claude:claude-sonnet-4-5,") == {
+        "planner": "fast", "implementer": "claude:claude-sonnet-4-5"}
+    with pytest.raises(ConfigError, match="ROLE=TIER_OR_SPEC"):
+        parse_roles("planner")
 
 
 def test_stage_text_parses_counts_and_agents() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.text import Text
+from sqlalchemy.exc import DBAPIError
 from typer.core import TyperGroup
 
 from tomo.agents import load_agents
@@ -49,8 +50,16 @@ _WORKSPACE = typer.Option(Path("."), "--workspace", help="The job's workspace (d
 def _store(db: str | None, workspace: Path) -> JobStore:
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
-    store = JobStore(connect(db or default_url(workspace, "team.sqlite")))
-    store.create_schema()
+    url = db or default_url(workspace, "team.sqlite")
+    store = JobStore(connect(url))
+    try:
+        store.create_schema()
+        store.job_ids()  # the tables answer: an older schema or a server that refuses us is caught here
+    except DBAPIError as exc:
+        shown = store.engine.url.render_as_string(hide_password=True)
+        raise ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
+                          hint="check --db / TOMO_DB (is the server up, may this user create tables?); a store "
+                          "written by an older tomo can be moved aside and started afresh") from exc
     return store
 
 
@@ -76,10 +85,10 @@ def _finish(console: Console, result: JobResult, as_json: bool) -> None:
             console.print(Text(result.output))
         style = "green" if result.status == "complete" else "bold red"
         err = Console(stderr=True, highlight=False)
-        err.print(Text(result.message, style=style))
+        err.print(Text(result.message, style=style), soft_wrap=True)
         err.print(Text(f"{result.record.total_tokens:,} tokens ({result.record.input_tokens:,} in, "
                        f"{result.record.output_tokens:,} out); `tomo team show {result.job_id}` for every worker",
-                       style="dim"))
+                       style="dim"), soft_wrap=True)
     if result.status != "complete":
         raise typer.Exit(1)
 

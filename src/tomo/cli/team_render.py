@@ -73,7 +73,7 @@ class TeamProgress:
 
     def _line(self, markup: str) -> None:
         if not self.live:
-            self.console.print(markup, highlight=False)
+            self.console.print(markup, highlight=False, soft_wrap=True)
 
     def _table(self) -> RenderableType:
         table = Table(show_edge=False, box=None, pad_edge=False)

@@ -125,7 +125,7 @@ def _finish_stage(job_id: str, index: int) -> tuple[str, str] | None:
 @DBOS.step(name="tomo_team_end")
 def _end(job_id: str, status: str, reason: str) -> str:
     team = _team()
-    team._end(job_id, status, reason)  # type: ignore[arg-type]
+    team.end(job_id, status, reason)  # type: ignore[arg-type]
     return status
 
 

@@ -27,7 +27,7 @@ from tomo.agents import Agent
 from tomo.errors import ConfigError, ModelError, TomoError
 from tomo.events import JobDone, NullSink, Sink, StageDone, StageStarted, WorkerDone, WorkerStarted
 from tomo.models.messages import Usage
-from tomo.store.jobs import JobRecord, JobStore, NewStage, NewWorker, StageRecord, WorkerRecord, idempotency_key
+from tomo.store.jobs import JobRecord, JobStore, NewStage, NewWorker, WorkerRecord, idempotency_key
 from tomo.team import code as code_workers
 from tomo.team import context
 from tomo.team.graph import TaskGraph, Worker, WorkerOutput, describe
@@ -182,13 +182,13 @@ class Team:
             verdict = self.finish_stage(graph, index)
             record = self._record(job_id)
             if verdict is not None:
-                return self._end(job_id, *verdict)
+                return self.end(job_id, *verdict)
             if on_stage_complete is not None:
                 done = record.stages[index]
                 result = on_stage_complete(StageResult(job_id, index, stage.name, done.output or "", done.workers))
                 if inspect.isawaitable(result):
                     await result
-        return self._end(job_id, "complete", "")
+        return self.end(job_id, "complete", "")
 
     def stage_input(self, record: JobRecord, index: int) -> str:
         """Stage 0 reads the request; every later stage reads the merged output of the one before."""
@@ -221,7 +221,7 @@ class Team:
         self.sink.emit(StageDone(job_id, stage.name, len(stored.workers), tokens))
         return None
 
-    def _end(self, job_id: str, status: Literal["complete", "failed", "incomplete"], reason: str) -> JobResult:
+    def end(self, job_id: str, status: Literal["complete", "failed", "incomplete"], reason: str) -> JobResult:
         self.store.job_finished(job_id, status=status, reason=reason)
         record = self._record(job_id)
         self.sink.emit(JobDone(job_id, status, reason, record.input_tokens, record.output_tokens))
@@ -368,8 +368,3 @@ def _user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "team"
-
-
-def stage_status_words(stage: StageRecord) -> str:
-    finished = sum(1 for w in stage.workers if w.status == "complete")
-    return f"{stage.status} ({finished}/{len(stage.workers)} workers)"

@@ -80,3 +80,15 @@ def require_dbos() -> None:
         import dbos  # noqa: F401
     except ImportError:
         require(False, "the dbos package is not installed", "pip install -e '.[dev]' (or pip install dbos)")
+
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def cli_env() -> dict[str, str]:
+    """The environment for a `tomo` child process that runs this checkout's sources (as tests/conftest.py does)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["COLUMNS"] = "200"
+    env.pop("TOMO_DB", None)
+    return env

@@ -4,7 +4,6 @@ survives a SIGKILL; two worker processes sharing a PostgreSQL server split one j
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,12 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from team_support import open_store, reply, require_dbos, script
+from team_support import cli_env, open_store, reply, require_dbos, script
 
 from tomo.store.db import connect
 from tomo.store.jobs import JobStore
 
-sys_path_src = Path(__file__).resolve().parents[2] / "src"
 STAGES = "plan:planner | build:implementer,tester | review:reviewer"
 
 
@@ -39,12 +37,7 @@ def _view(job: dict[str, Any]) -> list[Any]:
 
 
 def _tomo(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    environment = dict(os.environ)
-    environment["PYTHONPATH"] = str(sys_path_src) + (os.pathsep + environment["PYTHONPATH"]
-                                                     if environment.get("PYTHONPATH") else "")
-    environment["COLUMNS"] = "200"
-    environment.pop("TOMO_DB", None)
-    return subprocess.Popen([sys.executable, "-m", "tomo", *args], cwd=cwd, env=environment, text=True,
+    return subprocess.Popen([sys.executable, "-m", "tomo", *args], cwd=cwd, env=cli_env(), text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

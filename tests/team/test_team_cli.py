@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from team_support import reply, script
+from team_support import cli_env, open_store, reply, script
 
 from tomo.cli.team_render import TeamProgress
 from tomo.events import StageDone, StageStarted, WorkerDone, WorkerStarted
@@ -80,3 +84,27 @@ def test_live_progress_draws_a_table_on_a_terminal() -> None:
     text = console.export_text()
     assert "implementer#0" in text and "complete" in text and "15" in text
     assert "[red]tester#1" in text and "attempt 2" in text  # a role is shown as written, not as markup
+
+
+def test_ctrl_c_leaves_the_job_incomplete_and_resumable(tmp_path: Path) -> None:
+
+
+    roles = ",".join([f"planner={script(tmp_path, 'slow', reply('late', delay=30))}",
+                      f"tester={script(tmp_path, 'tester', reply('tests'))}"])
+    process = subprocess.Popen([sys.executable, "-m", "tomo", "team", "go", "--stages", "a:planner | b:tester",
+                                "--roles", roles, "--job-id", "i1"], cwd=tmp_path, env=cli_env(), text=True,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    store_path = tmp_path / ".tomo" / "team.sqlite"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = open_store(store_path).get_job("i1") if store_path.exists() else None
+        if job is not None and job.stages[0].workers[0].status == "running":
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "tomo team resume i1" in err
+    job = open_store(store_path).get_job("i1")
+    assert job is not None and job.status == "incomplete" and "interrupted" in job.reason
+    assert os.path.exists(store_path)

@@ -102,6 +102,21 @@ def _dbos_url(team: Team, explicit: str | None) -> str:
 
 def _execute(team: Team, backend: str, graph: TaskGraph | None, request: str | None, job_id: str,
              budget: int | None = None, dbos_url: str | None = None) -> JobResult:
+    try:
+        return _execute_on(team, backend, graph, request, job_id, budget, dbos_url)
+    except KeyboardInterrupt:
+        # what finished is checkpointed; say so in the store instead of leaving the job "running"
+        if team.store.graph_of(job_id) is not None:
+            team.store.job_finished(job_id, status="incomplete",
+                                    reason=f"interrupted (Ctrl-C); `tomo team resume {job_id}` continues it")
+        Console(stderr=True, highlight=False).print(
+            Text(f"interrupted; what finished is kept: `tomo team resume {job_id}` continues the job"),
+            soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _execute_on(team: Team, backend: str, graph: TaskGraph | None, request: str | None, job_id: str,
+                budget: int | None, dbos_url: str | None) -> JobResult:
     if backend == "dbos":
         import tomo.team.dbos_backend as dbos_backend
 

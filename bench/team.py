@@ -220,6 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     reps, n, count = (2, 8, 200) if args.quick else (5, 32, 1000)
     dbos_reps, dbos_n = 2, 12
+    load_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     folder = Path(tempfile.mkdtemp(prefix="tomo-bench-team-"))
     rows: list[list[object]] = []
     local = overheads(reps, n, "local", folder)
@@ -251,6 +252,7 @@ def main() -> None:
                                 f"{dbos_step_latency(url.replace('+psycopg', ''), count):.2f}"])
                 print(latency[-1], flush=True)
     shutil.rmtree(folder, ignore_errors=True)
+    load_end = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     body = (
         "Harness cost around the models: every model answers at once (in-process, usage given), so the time is "
         f"the team's own. *wide*: one stage of N parallel workers; *tall*: N stages of one worker (local: N = {n}, "
@@ -261,13 +263,14 @@ def main() -> None:
         + f"\n\nCheckpoint write latency, median of {count:,} (a tomo checkpoint is one transaction: the worker's "
         "row and the job's totals; a DBOS step is DBOS recording one step's result in its system database):\n\n"
         + table(["what", "database", "median ms"], latency)
-        + "\n\nReading the figures: a local worker costs about three SQLite transactions (started, checkpoint, "
-        "and the budget read), each paying an fsync under synchronous FULL, so the per-worker figure is mostly "
-        "the disk. The DBOS backend adds queue hand-offs (the queues are polled every 0.1 s) and DBOS's own step "
-        "and workflow records, so it costs tenths of a second per worker and per stage: noise beside a model call "
-        "of seconds, and what buys the scale-out. Measured on a shared 2-core machine while up to 9 other "
-        "sessions ran (load average around 15): absolute figures move with that load; the peers ran in the same "
-        "run."
+        + "\n\nReading the figures: a local worker commits two transactions (started, then its checkpoint), "
+        "each paying an fsync under synchronous FULL, plus a few small reads (budget, model), so the per-worker "
+        "figure is mostly the disk; a stage boundary adds two more commits (stage started, stage checkpoint) and a "
+        "read of the job. The DBOS backend adds queue hand-offs (the queues are polled every 0.1 s) and DBOS's "
+        "own step and workflow records, so it costs tenths of a second per worker and per stage: noise beside a "
+        "model call of seconds, and what buys the scale-out. Measured on a shared 2-core machine while up to 9 other "
+        f"sessions ran (load average {load_start} at the start, {load_end} at the end): absolute figures move "
+        "with that load; the peers ran in the same run."
     )
     if args.quick:
         print(body)

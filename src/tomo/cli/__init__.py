@@ -48,6 +48,7 @@ def _register() -> None:
         loop_cmd,
         mcp_cmd,
         models_cmd,
+        serve_cmd,
     )
 
 

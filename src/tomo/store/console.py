@@ -241,16 +241,19 @@ def _hasher() -> Any:
 class ConsoleStore:
     """Everything the console keeps. Thread-safe as SQLAlchemy engines are; methods are short transactions."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, hasher: Any = None) -> None:
+        """``hasher`` is an ``argon2.PasswordHasher``; the default uses argon2-cffi's parameters (RFC 9106's
+        low-memory profile). Hashes record their parameters, so a store can be read with any hasher and a login
+        re-hashes a password whose parameters are out of date."""
         self.engine = engine
-        self._ph = _hasher()
+        self._ph = hasher if hasher is not None else _hasher()
 
     @classmethod
-    def open(cls, url: str) -> ConsoleStore:
+    def open(cls, url: str, *, hasher: Any = None) -> ConsoleStore:
         url = normalize_url(url)
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        return cls(connect(url, pool_pre_ping=url.startswith("postgresql")))
+        return cls(connect(url, pool_pre_ping=url.startswith("postgresql")), hasher=hasher)
 
     @property
     def url(self) -> str:

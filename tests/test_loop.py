@@ -305,3 +305,29 @@ async def test_streaming_sends_the_text_as_it_arrives_and_ends_the_same() -> Non
     assert len(pieces) > 1 and "".join(pieces) == text
     assert out.completed and out.text == text and out.tool_calls == 1
     assert [e.text for e in sink.of(AssistantSaid)] == [text]
+
+
+async def test_a_model_failure_mid_run_keeps_what_the_run_did() -> None:
+    """The model fails at step 3 (its script runs out): the caller still gets the history, usage and counts so far."""
+    from tomo.errors import ModelError
+    from tomo.events import ModelFailed
+    from tomo.loop import RunFailed
+
+    tools = Counter()
+    model = ScriptedModel([tool_reply(("echo", {"text": "a"}), usage=10), tool_reply(("echo", {"text": "b"}), usage=5)])
+    sink = ListSink()
+    try:
+        await run(READER, model, tools.registry, CALLER, "go", sink=sink, stream=True)
+    except RunFailed as failed:
+        out = failed.outcome
+        assert isinstance(failed, ModelError) and failed.message == out.error.message  # type: ignore[union-attr]
+        assert "script" in failed.message and failed.hint  # the original's message and hint are kept
+    else:
+        raise AssertionError("a model that fails must not end the run as if it had answered")
+    assert out.stopped_by == "error" and not out.completed
+    assert out.steps == 2 and out.tool_calls == 2 and out.usage.total == 30
+    assert tools.runs["echo"] == ["a", "b"]
+    assert [m.role for m in out.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    failed_events = sink.of(ModelFailed)
+    assert len(failed_events) == 1 and failed_events[0].step == 3 and "script" in failed_events[0].error
+    assert sink.of(UsageReported)[-1].input_tokens == 15  # the usage event still closes the run

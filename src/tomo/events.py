@@ -108,6 +108,18 @@ class ReplyTruncated(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ModelFailed(Event):
+    """The model or its server failed mid-run; the run ends here, and what it did so far is kept in its outcome."""
+
+    kind: ClassVar[str] = "model_failed"
+    agent: str
+    step: int
+    error: str
+    provider: str = ""
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported(Event):
     kind: ClassVar[str] = "usage"
     agent: str

@@ -28,7 +28,7 @@ from tomo.assist.session import MODEL_OPS, OpResult
 from tomo.assist.tools import graph_tools
 from tomo.errors import ModelError, TomoError
 from tomo.events import CodeRan, NullSink, Sink
-from tomo.loop import Limits
+from tomo.loop import Limits, RunFailed
 from tomo.loop import run as loop_run
 from tomo.models.base import Model
 from tomo.models.messages import ToolCall
@@ -192,10 +192,15 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
     try:
         outcome = await loop_run(agent, model, registry, caller, task, agent.limits, sink, stream=options.stream)
     except ModelError as exc:  # what was already written still goes through verify and rollback below
-        if not results:
-            raise  # nothing happened yet: the error and its hint (how to connect a model) are the whole story
+        if not results:  # nothing happened yet: the error and its hint (how to connect a model) are the whole story
+            raise (exc.error if isinstance(exc, RunFailed) else exc) from None
         summary.error = exc.message
         summary.notes.append(f"the model failed mid-run: {exc.message}")
+        if isinstance(exc, RunFailed):  # what the run spent before it failed still counts
+            done = exc.outcome
+            summary.steps, summary.tool_calls, summary.stopped_by = done.steps, done.tool_calls, done.stopped_by
+            summary.input_tokens, summary.output_tokens = done.usage.input_tokens, done.usage.output_tokens
+            summary.refused = [r.tool for r in done.results if r.status == "refused"]
     else:
         summary.answer, summary.completed, summary.stopped_by = outcome.text, outcome.completed, outcome.stopped_by
         summary.steps, summary.tool_calls = outcome.steps, outcome.tool_calls

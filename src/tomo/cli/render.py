@@ -23,6 +23,7 @@ from tomo.events import (
     Event,
     LimitReached,
     ModelCalled,
+    ModelFailed,
     ModelThinking,
     Notice,
     PayloadRendered,
@@ -56,6 +57,7 @@ class RichSink:
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             ModelThinking: self._thinking,
             ModelCalled: self._called,
+            ModelFailed: self._failed,
             TextStreamed: self._streamed,
             AssistantSaid: self._said,
             ToolCalled: self._tool,
@@ -107,6 +109,10 @@ class RichSink:
         call = f"{e.tool}({_args(e.args)})"
         self._one_line(Text.assemble(mark, (call, "bold"), (" → ", "dim"), e.summary,
                                      (f"  {e.seconds:.2f}s" if e.seconds >= 0.01 else "", "dim")))
+
+    def _failed(self, e: ModelFailed) -> None:
+        where = f" ({e.provider}, HTTP {e.status})" if e.status else (f" ({e.provider})" if e.provider else "")
+        self._one_line(Text.assemble((f"✗ {e.agent}: the model failed at step {e.step}{where}: ", "bold red"), e.error))
 
     def _refused(self, e: ToolRefused) -> None:
         self._one_line(Text.assemble(("  ⊘ refused ", "bold red"), (e.tool, "bold"), (": ", "dim"), e.reason))

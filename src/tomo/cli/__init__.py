@@ -49,6 +49,7 @@ def _register() -> None:
         mcp_cmd,
         models_cmd,
         serve_cmd,
+        team_cmd,
     )
 
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import inspect
+
 from tomo.store.console import Workspace
 from tomo.store.db import STORE_ENV, connect, default_url
+from tomo.store.jobs import JobRecord, JobStore
+from tomo.store.jobs import jobs as job_tables
 
 JOB_STORE_FILE = "team.sqlite"
 
@@ -26,23 +29,11 @@ class JobsReader:
     """Opens job stores lazily, one engine per URL, and answers for a tenant's workspaces only."""
 
     def __init__(self) -> None:
-        self._stores: dict[str, Any] = {}
+        self._stores: dict[str, JobStore] = {}
         self._lock = threading.Lock()
 
-    @staticmethod
-    def available() -> bool:
-        try:
-            import tomo.store.jobs  # noqa: F401
-        except ImportError:
-            return False
-        return True
-
-    def _store(self, workspace: Path) -> Any | None:
+    def _store(self, workspace: Path) -> JobStore | None:
         """The job store for ``workspace``, or ``None`` when nothing was ever checkpointed there."""
-        try:
-            from tomo.store.jobs import JobStore
-        except ImportError:  # the team part is not installed in this tomo
-            return None
         url = _job_store_url(workspace)
         if url is None:
             return None
@@ -52,21 +43,21 @@ class JobsReader:
                 store = self._stores[url] = JobStore(connect(url))
         return store
 
-    def list_jobs(self, workspaces: Sequence[Workspace]) -> list[Any]:
+    def list_jobs(self, workspaces: Sequence[Workspace]) -> list[JobRecord]:
         """The jobs of ``workspaces`` (the caller's own), newest first."""
-        by_store: dict[int, tuple[Any, list[str]]] = {}
+        by_store: dict[int, tuple[JobStore, list[str]]] = {}
         for ws in workspaces:
             store = self._store(Path(ws.path))
             if store is not None:
                 by_store.setdefault(id(store), (store, []))[1].append(ws.path)
         owned = {ws.path for ws in workspaces}
-        jobs: list[Any] = []
+        jobs: list[JobRecord] = []
         for store, paths in by_store.values():
             jobs.extend(j for j in _safe_list(store, paths) if j.workspace in owned)
         jobs.sort(key=lambda j: j.created_at, reverse=True)
         return jobs
 
-    def get_job(self, workspaces: Sequence[Workspace], job_id: str) -> Any | None:
+    def get_job(self, workspaces: Sequence[Workspace], job_id: str) -> JobRecord | None:
         """The job ``job_id`` if it belongs to one of ``workspaces``; any other job is ``None``, like a missing one."""
         owned = {ws.path for ws in workspaces}
         seen: set[int] = set()
@@ -83,9 +74,7 @@ class JobsReader:
     def close(self) -> None:
         with self._lock:
             for store in self._stores.values():
-                engine = getattr(store, "engine", None)
-                if engine is not None:
-                    engine.dispose()
+                store.engine.dispose()
             self._stores.clear()
 
 
@@ -99,26 +88,20 @@ def _job_store_url(workspace: Path) -> str | None:
     return default_url(workspace, JOB_STORE_FILE)
 
 
-def _has_tables(store: Any) -> bool:
-    from sqlalchemy import inspect
-
-    engine = getattr(store, "engine", None)
-    return engine is None or bool(inspect(engine).get_table_names())
+def _has_tables(store: JobStore) -> bool:
+    """A store the team never wrote to (a shared server without its tables) holds no jobs, rather than failing."""
+    return inspect(store.engine).has_table(job_tables.name)
 
 
-def _safe_list(store: Any, paths: list[str]) -> list[Any]:
-    if not _has_tables(store):
-        return []
-    return list(store.list_jobs(paths))
+def _safe_list(store: JobStore, paths: list[str]) -> list[JobRecord]:
+    return store.list_jobs(paths) if _has_tables(store) else []
 
 
-def _safe_get(store: Any, job_id: str) -> Any | None:
-    if not _has_tables(store):
-        return None
-    return store.get_job(job_id)
+def _safe_get(store: JobStore, job_id: str) -> JobRecord | None:
+    return store.get_job(job_id) if _has_tables(store) else None
 
 
-def job_summary(job: Any, names: dict[str, str]) -> dict[str, Any]:
+def job_summary(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:
     """One line of the jobs list: no outputs, just what a person scans for."""
     return {
         "job_id": job.job_id,
@@ -127,25 +110,21 @@ def job_summary(job: Any, names: dict[str, str]) -> dict[str, Any]:
         "status": job.status,
         "reason": job.reason,
         "stages": len(job.stages),
-        "stages_done": sum(1 for s in job.stages if s.status == "done"),
+        "stages_complete": sum(1 for s in job.stages if s.status == "complete"),
         "input_tokens": job.input_tokens,
         "output_tokens": job.output_tokens,
         "budget": job.budget,
-        "created_at": job.created_at,
-        "updated_at": job.updated_at,
+        "created_at": job.created_at.isoformat(),
+        "updated_at": job.updated_at.isoformat(),
     }
 
 
-def job_detail(job: Any, names: dict[str, str]) -> dict[str, Any]:
+def job_detail(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:
     """The whole job: stages, their workers, outputs and usage."""
     detail = job_summary(job, names)
     detail["request"] = job.request
-    detail["stages"] = [_plain(s) for s in job.stages]
+    detail["stages"] = [s.to_dict() for s in job.stages]
     return detail
-
-
-def _plain(value: Any) -> Any:
-    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
 
 
 def _clip(text: str | None, limit: int) -> str:

@@ -36,10 +36,19 @@ def _env() -> Environment:
     return env
 
 
-def _when(ts: float | None) -> str:
-    if not ts:
+def _when(value: float | str | None) -> str:
+    """A float timestamp or an ISO 8601 string as ``YYYY-MM-DD HH:MM UTC``."""
+    if not value:
         return ""
-    return dt.datetime.fromtimestamp(float(ts), tz=dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    else:
+        when = dt.datetime.fromtimestamp(float(value), tz=dt.UTC)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _html(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -60,8 +69,7 @@ def render_console(state: ConsoleState, caller: WebCaller, conversation_id: str 
     workspaces = tools.list_workspaces(who)
     jobs_error = ""
     try:
-        summaries = tools.list_jobs(who)
-        jobs = [tools.show_job(who, j["job_id"]) for j in summaries[:50]]
+        jobs = tools.job_details(who)
     except TomoError as exc:
         jobs, jobs_error = [], exc.message
     conversations = store.conversations(caller.tenant_id, caller.user_id)

@@ -72,6 +72,12 @@ class ConsoleTools:
             raise NotFound(f"there is no job {job_id!r}", hint="list_jobs shows your team's jobs")
         return job_detail(job, {ws.path: ws.name for ws in spaces})
 
+    def job_details(self, caller: Caller, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest jobs in full (the page's jobs view): one read per store, not one per job."""
+        spaces = self._workspaces(caller)
+        names = {ws.path: ws.name for ws in spaces}
+        return [job_detail(j, names) for j in self.jobs.list_jobs(spaces)[:limit]]
+
     def find_symbol(self, caller: Caller, workspace: str, query: str) -> list[dict[str, Any]]:
         """Definitions whose name matches ``query`` in one of your workspaces (prism's code graph).
 

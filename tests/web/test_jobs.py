@@ -9,29 +9,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from web_support import PASSWORD, login, sse
+from web_support import PASSWORD, login, sse, write_job
 
 from tomo.models.scripted import ScriptedModel
 from tomo.store.console import ConsoleStore
-from tomo.store.db import connect, default_url
-from tomo.store.jobs import JobStore, NewStage, NewWorker
-
-
-def write_job(workspace: Path, job_id: str, request: str, output: str) -> None:
-    """A finished two-worker job, written through the team's own store API the way a `tomo team` run writes it."""
-    jobs = JobStore(connect(default_url(workspace, "team.sqlite")))
-    jobs.create_schema()
-    jobs.create_job(job_id, workspace=str(workspace.resolve()), request=request, budget=50_000, graph={},
-                    stages_=[NewStage("plan", [NewWorker("planner", "scripted")]),
-                             NewStage("build", [NewWorker("implementer", "scripted")])])
-    for stage, text in enumerate((f"plan for {request}", output)):
-        jobs.stage_started(job_id, stage, request)
-        jobs.worker_started(job_id, stage, 0, "scripted")
-        jobs.worker_finished(job_id, stage, 0, status="complete", output=text, input_tokens=100 + stage,
-                             output_tokens=10 + stage)
-        jobs.stage_finished(job_id, stage, status="complete", output=text)
-    jobs.job_finished(job_id, status="complete")
-    jobs.engine.dispose()
 
 
 @pytest.fixture(params=["own", "shared"])

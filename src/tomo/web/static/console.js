@@ -93,6 +93,12 @@
           }
           const d = data ? JSON.parse(data) : {};
           if (name === "conversation") {
+            if (conversation !== d.id) {
+              const option = el("option", "", d.title || "(untitled)");
+              option.value = d.id;
+              pick.insertBefore(option, pick.options[1] || null);
+              pick.value = d.id;
+            }
             conversation = d.id; chat.dataset.conversation = d.id;
             history.replaceState(null, "", "/?c=" + encodeURIComponent(d.id));
           } else if (name === "text") {

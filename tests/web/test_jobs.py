@@ -15,12 +15,12 @@ from tomo.models.scripted import ScriptedModel
 from tomo.store.console import ConsoleStore
 
 
-@pytest.fixture(params=["own", "shared"])
-def world(request: pytest.FixtureRequest, store: ConsoleStore, store_url: str, tmp_path: Path,
-          monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """Two tenants with a job each: in each workspace's own .tomo/team.sqlite, or all in the one store TOMO_DB
-    names (the console's own store here, SQLite or PostgreSQL)."""
-    if request.param == "shared":
+@pytest.fixture
+def world(store: ConsoleStore, store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+    """Two tenants with a job each. With the console on SQLite, each job is in its workspace's own
+    .tomo/team.sqlite; with the console on PostgreSQL, every job is in the one shared store TOMO_DB names (that same
+    PostgreSQL database), where only the console's filter keeps the tenants apart."""
+    if store_url.startswith("postgresql"):
         monkeypatch.setenv("TOMO_DB", store_url)
     else:
         monkeypatch.delenv("TOMO_DB", raising=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +16,8 @@ import pytest
 from web_support import PASSWORD, login, sse
 
 from tomo.config import AgentSettings, Settings
+from tomo.errors import ModelError
+from tomo.models.messages import StreamEvent, TextDelta
 from tomo.models.scripted import ScriptedModel
 from tomo.store.console import ConsoleStore
 from tomo.tools import Caller
@@ -176,10 +179,41 @@ def test_a_model_failing_mid_run_keeps_what_was_said(world: SimpleNamespace, ser
         rows = saved(client, named(events, "conversation")[0]["id"])
     [error] = named(events, "error")
     assert "no reply left" in error["text"]
-    assert [e for e, _ in events][-2:] == ["error", "done"]
+    assert [e for e, _ in events][-3:] == ["answer", "error", "done"]
+    answer = named(events, "answer")[0]
+    assert answer["stopped_by"] == "error" and answer["completed"] is False and answer["tool_calls"] == 1
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "event"]
     assert rows[1]["content"] == "Let me check the workspaces first."
     assert rows[3]["data"]["kind"] == "error"
+
+
+class BreaksMidReply(ScriptedModel):
+    """A hosted model whose second reply breaks off after a few words (the server dropped the stream)."""
+
+    async def stream(self, messages: Any, tools: Any = (), *, force_tools: bool = False,
+                     max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+        if self.sent:
+            self.sent.append(list(messages))
+            yield TextDelta("The answer is ")
+            yield TextDelta("that you have")
+            raise ModelError("the provider closed the stream", provider="hosted", hint="try again")
+        async for item in super().stream(messages, tools, force_tools=force_tools, max_tokens=max_tokens):
+            yield item
+
+
+def test_a_reply_that_breaks_off_keeps_its_words_and_ends_with_the_error(world: SimpleNamespace,
+                                                                         serve: Any) -> None:
+    model = BreaksMidReply([{"tool_calls": [{"name": "list_workspaces", "args": {}}]}])
+    server = serve(world.store, model_factory=lambda: model)
+    with server.client() as client:
+        events = ask(client, login(client, "ann@acme.example"), "hello")
+        rows = saved(client, named(events, "conversation")[0]["id"])
+    assert "".join(t["text"] for t in named(events, "text")) == "The answer is that you have"
+    assert [e for e, _ in events][-2:] == ["error", "done"]
+    assert named(events, "error")[0] == {"text": "the provider closed the stream", "hint": "try again"}
+    assert [(r["role"], r["status"]) for r in rows] == [("user", "done"), ("assistant", "done"), ("tool", "done"),
+                                                        ("assistant", "error"), ("event", "done")]
+    assert rows[3]["content"] == "The answer is that you have"
 
 
 def test_a_dropped_connection_loses_nothing(world: SimpleNamespace, serve: Any) -> None:

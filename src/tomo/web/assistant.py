@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tomo.agents import Agent
-from tomo.errors import ModelError, TomoError
+from tomo.errors import TomoError
 from tomo.events import (
     Event,
     LimitReached,
@@ -34,7 +34,7 @@ from tomo.events import (
     ToolRefused,
     UsageReported,
 )
-from tomo.loop import Outcome, run
+from tomo.loop import Outcome, RunFailed, run
 from tomo.models.base import Model
 from tomo.models.messages import Message, StreamEvent, ToolCall, ToolSpec
 from tomo.store.console import ConsoleStore, Conversation, StoredMessage
@@ -324,6 +324,7 @@ class Assistant:
         writer = asyncio.create_task(turn.writer())
         outcome: Outcome | None = None
         model: Model | None = None
+        failure: dict[str, str] | None = None
         try:
             conv = turn.conversation
             rows = await asyncio.to_thread(self.store.messages, conv.id)
@@ -336,14 +337,14 @@ class Assistant:
             model = self.model_factory()
             tap = _Tap(model, turn.take_history)
             outcome = await run(self.agent, tap, self.registry, caller, history, sink=turn, stream=True)
-        except ModelError as exc:
-            outcome = getattr(exc, "outcome", None)  # tomo.loop.RunFailed carries what was done before the failure
-            self._failed(turn, exc)
+        except RunFailed as exc:  # the model failed mid-run: what was done before it is in the partial outcome
+            outcome = exc.outcome
+            failure = self._failed(turn, exc)
         except TomoError as exc:
-            self._failed(turn, exc)
+            failure = self._failed(turn, exc)
         except Exception as exc:  # never leave the browser waiting on a stream that will not end
             log.exception("console: an assistant turn failed")
-            self._failed(turn, exc)
+            failure = self._failed(turn, exc)
         finally:
             if outcome is not None and turn.history is None:
                 turn.take_history(outcome.messages)
@@ -356,6 +357,8 @@ class Assistant:
                                      "stopped_by": outcome.stopped_by, "truncated": outcome.truncated,
                                      "finish": outcome.finish, "steps": outcome.steps,
                                      "tool_calls": outcome.tool_calls})
+            if failure is not None:  # the stream ends with the error, after what was said before it
+                turn.send("error", failure)
             turn.send("done", {})
             turn.queue.put_nowait(None)
             close = getattr(model, "aclose", None)
@@ -363,7 +366,8 @@ class Assistant:
                 with contextlib.suppress(Exception):
                     await close()
 
-    def _failed(self, turn: _Turn, exc: Exception) -> None:
+    def _failed(self, turn: _Turn, exc: Exception) -> dict[str, str]:
+        """Saves the failure as a row (after what was said before it) and returns the ``error`` event's data."""
         if isinstance(exc, TomoError):
             message, hint = exc.message, exc.hint
         else:
@@ -371,7 +375,7 @@ class Assistant:
         turn.sync()
         turn.fail_streaming()
         turn.add_row("event", message, {"kind": "error", "hint": hint})
-        turn.send("error", {"text": message, "hint": hint})
+        return {"text": message, "hint": hint}
 
     async def shutdown(self, grace_s: float = 5.0) -> None:
         """Lets running turns finish (their messages are saved) for a moment, then cancels the rest."""

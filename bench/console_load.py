@@ -236,19 +236,24 @@ def count_rows(url: str) -> int:
     return n
 
 
-def measure(name: str, url: str, work: Path, conversations: int, turns: int) -> Result:
+def measure(name: str, url: str, work: Path, levels: list[int], turns: int) -> list[Result]:
+    """One server per store; the levels run one after the other against it (rows are counted cumulatively)."""
     prepare(url, work)
     script(work / "assistant.json")
     serve = Serve(url, work, work / "assistant.json")
-    result = Result(name, conversations, turns)
+    results = []
+    expected = 0
     try:
         serve.wait()
-        asyncio.run(drive(serve.base, conversations, turns, result))
+        for conversations in levels:
+            result = Result(name, conversations, turns)
+            asyncio.run(drive(serve.base, conversations, turns, result))
+            expected += conversations * turns * 4  # user, assistant (tool call), tool, assistant (answer)
+            result.rows, result.rows_expected = count_rows(url), expected
+            results.append(result)
     finally:
         serve.stop()
-    result.rows = count_rows(url)
-    result.rows_expected = conversations * turns * 4  # user, assistant (tool call), tool, assistant (answer)
-    return result
+    return results
 
 
 def pct(values: list[float], q: float) -> str:
@@ -260,22 +265,24 @@ def pct(values: list[float], q: float) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--conversations", type=int, default=200, help="conversations at once (the load)")
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="20 conversations, no file written")
     args = parser.parse_args(argv)
     conversations = 20 if args.quick else args.conversations
+    levels = [1, conversations]  # one conversation alone first: the latency without any queueing
+    load = os.getloadavg()
     results: list[Result] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tomo-bench-console-") as tmp:
         work = Path(tmp) / "sqlite"
         work.mkdir()
-        results.append(measure("SQLite", f"sqlite:///{work / 'console.sqlite'}", work, conversations, args.turns))
+        results += measure("SQLite", f"sqlite:///{work / 'console.sqlite'}", work, levels, args.turns)
         try:
             with Postgres() as pg:
                 work = Path(tmp) / "postgresql"
                 work.mkdir()
-                results.append(measure("PostgreSQL", pg.url, work, conversations, args.turns))
+                results += measure("PostgreSQL", pg.url, work, levels, args.turns)
         except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
             notes.append(f"PostgreSQL not measured: {exc}")
     rows = []
@@ -284,15 +291,18 @@ def main(argv: list[str] | None = None) -> None:
         rows.append([r.store, r.conversations, f"{done:,} / {r.conversations * r.turns:,}",
                      f"{done / r.seconds:,.1f}" if r.seconds else "-", pct(r.latencies, 0.5), pct(r.latencies, 0.99),
                      pct(r.first_text, 0.5), len(r.errors), f"{r.rows:,} / {r.rows_expected:,}"])
-        print(f"{r.store}: {done} turns in {r.seconds:.1f} s; errors {len(r.errors)}"
+        print(f"{r.store} x{r.conversations}: {done} turns in {r.seconds:.1f} s; errors {len(r.errors)}"
               + (f" (first: {r.errors[0]})" if r.errors else ""))
     body = table(["store", "conversations", "turns done", "turns/s", "p50", "p99", "first text p50", "errors",
                   "rows saved / expected"], rows)
-    body += (f"\n\n{conversations} conversations at once, {args.turns} turns each, {USERS} logged-in people, one "
+    after = os.getloadavg()
+    body += (f"\n\n{conversations} conversations at once (and 1 alone, for the latency without queueing), "
+             f"{args.turns} turns each, {USERS} logged-in people, one "
              "`tomo serve` (one uvicorn process) on loopback; scripted provider (no model time): each turn streams "
              "text, calls `list_jobs` (the tenant's job store), then answers. A turn is timed from the request to "
              "its `done` event. The machine has 2 cores shared with up to 9 other sessions at the time of this "
-             "run, so absolute figures are low and noisy; the ratio between the stores is the point.")
+             "run (load average {:.1f} before, {:.1f} after), so absolute figures are low and noisy; the ratio "
+             "between the stores is the point.".format(load[0], after[0]))
     for note in notes:
         body += f"\n\n{note}"
     print(body)

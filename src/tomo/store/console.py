@@ -85,6 +85,7 @@ sessions = Table(
     Column("csrf_token", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False),
+    Index("ix_console_sessions_expires", "expires_at"),
 )
 
 login_failures = Table(
@@ -408,6 +409,7 @@ class ConsoleStore:
         now = time.time()
         token_hash = hash_token(token)
         with self._tx() as conn:
+            conn.execute(delete(sessions).where(sessions.c.expires_at <= now))  # sessions nobody came back to
             conn.execute(insert(sessions).values(token_hash=token_hash, user_id=user.id, tenant_id=tenant.id,
                                                  csrf_token=csrf, created_at=now, expires_at=now + ttl_s))
         return token, Session(user, tenant, csrf, now + ttl_s, token_hash)

@@ -30,6 +30,7 @@ class JobsReader:
 
     def __init__(self) -> None:
         self._stores: dict[str, JobStore] = {}
+        self._ready: set[int] = set()  # stores known to have the team's tables (they are never dropped)
         self._lock = threading.Lock()
 
     def _store(self, workspace: Path) -> JobStore | None:
@@ -53,7 +54,8 @@ class JobsReader:
         owned = {ws.path for ws in workspaces}
         jobs: list[JobRecord] = []
         for store, paths in by_store.values():
-            jobs.extend(j for j in _safe_list(store, paths) if j.workspace in owned)
+            if self._has_tables(store):
+                jobs.extend(j for j in store.list_jobs(paths) if j.workspace in owned)
         jobs.sort(key=lambda j: j.created_at, reverse=True)
         return jobs
 
@@ -66,16 +68,27 @@ class JobsReader:
             if store is None or id(store) in seen:
                 continue
             seen.add(id(store))
-            job = _safe_get(store, job_id)
+            job = store.get_job(job_id) if self._has_tables(store) else None
             if job is not None and job.workspace in owned:
                 return job
         return None
+
+    def _has_tables(self, store: JobStore) -> bool:
+        """A store the team never wrote to (a shared server without its tables) holds no jobs, rather than failing.
+        Asked once per store: tables, once there, stay."""
+        if id(store) in self._ready:
+            return True
+        if inspect(store.engine).has_table(job_tables.name):
+            self._ready.add(id(store))
+            return True
+        return False
 
     def close(self) -> None:
         with self._lock:
             for store in self._stores.values():
                 store.engine.dispose()
             self._stores.clear()
+            self._ready.clear()
 
 
 def _job_store_url(workspace: Path) -> str | None:
@@ -86,19 +99,6 @@ def _job_store_url(workspace: Path) -> str | None:
     if not os.environ.get(STORE_ENV) and not (workspace / ".tomo" / JOB_STORE_FILE).is_file():
         return None
     return default_url(workspace, JOB_STORE_FILE)
-
-
-def _has_tables(store: JobStore) -> bool:
-    """A store the team never wrote to (a shared server without its tables) holds no jobs, rather than failing."""
-    return inspect(store.engine).has_table(job_tables.name)
-
-
-def _safe_list(store: JobStore, paths: list[str]) -> list[JobRecord]:
-    return store.list_jobs(paths) if _has_tables(store) else []
-
-
-def _safe_get(store: JobStore, job_id: str) -> JobRecord | None:
-    return store.get_job(job_id) if _has_tables(store) else None
 
 
 def job_summary(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:

@@ -64,6 +64,8 @@ def test_every_route_answers_401_without_a_session(world: SimpleNamespace, serve
             ("GET", "/v1/web/conversations/{conversation_id}"), ("POST", "/v1/web/assistant"),
             ("POST", "/v1/web/logout")} <= names
     with server.client() as client:
+        described = client.get("/openapi.json").json()["paths"]
+        assert {(m.upper(), p) for p, ops in described.items() for m in ops} == names  # every route is described
         for method, path, route in routes:
             if (method, path) in PUBLIC:
                 continue

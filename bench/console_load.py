@@ -301,8 +301,9 @@ def main(argv: list[str] | None = None) -> None:
              "`tomo serve` (one uvicorn process) on loopback; scripted provider (no model time): each turn streams "
              "text, calls `list_jobs` (the tenant's job store), then answers. A turn is timed from the request to "
              "its `done` event. The machine has 2 cores shared with up to 9 other sessions at the time of this "
-             "run (load average {:.1f} before, {:.1f} after), so absolute figures are low and noisy; the ratio "
-             "between the stores is the point.".format(load[0], after[0]))
+             "run (load average {:.1f} before, {:.1f} after), so absolute figures are low and noisy, and so is the "
+             "ratio between the stores (it changed from run to run that day): compare the stores on a quiet "
+             "machine.".format(load[0], after[0]))
     for note in notes:
         body += f"\n\n{note}"
     print(body)

@@ -189,3 +189,5 @@ def test_the_page_shows_data_as_text(store: ConsoleStore, tmp_path: Path, serve:
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
         assert "<script>alert(1)</script>" not in page.text
         assert "script-src 'self'" in page.headers["content-security-policy"]
+        assert page.headers["x-frame-options"] == "DENY" and page.headers["x-content-type-options"] == "nosniff"
+        assert client.get("/v1/web/workspaces").headers["cache-control"] == "no-store"

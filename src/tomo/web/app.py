@@ -207,19 +207,39 @@ def create_app(
                                      secure_cookies)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.middleware("http")
-    async def headers(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        response: Response = await call_next(request)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        if request.url.path.startswith("/v1/web"):
-            response.headers.setdefault("Cache-Control", "no-store")
-        return response
+    app.add_middleware(SecurityHeaders)
 
     _routes(app)
     _page_routes(app)
     return app
+
+
+class SecurityHeaders:
+    """Adds the headers every answer carries. Plain ASGI (not ``@app.middleware``), so a streamed reply passes
+    through untouched instead of being re-queued chunk by chunk."""
+
+    EVERY = ((b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
+             (b"x-frame-options", b"DENY"))
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = scope["path"].startswith("/v1/web")
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                extra = [*self.EVERY, (b"cache-control", b"no-store")] if api else list(self.EVERY)
+                headers += [(k, v) for k, v in extra if k not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _state(request: Request) -> ConsoleState:

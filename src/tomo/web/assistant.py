@@ -312,11 +312,19 @@ class Assistant:
         task.add_done_callback(self.tasks.discard)
 
         async def frames() -> AsyncIterator[bytes]:
+            # Whatever is already queued goes out in one write (a burst of text deltas is one chunk, not twenty).
             while True:
                 item = await queue.get()
                 if item is None:
                     return
-                yield item
+                batch = [item]
+                while not queue.empty():
+                    more = queue.get_nowait()
+                    if more is None:
+                        yield b"".join(batch)
+                        return
+                    batch.append(more)
+                yield b"".join(batch)
 
         return frames()
 

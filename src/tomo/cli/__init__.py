@@ -50,6 +50,7 @@ def _register() -> None:
         mcp_cmd,
         models_cmd,
         run_cmd,
+        serve_cmd,
         team_cmd,
     )
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from tomo.cli import app
+from tomo.cli.safe import esc as escape  # markup and control characters: provider details are outside text
 from tomo.config import load_settings
 from tomo.errors import TomoError
 from tomo.models.gateway import TIERS, detect, probe_providers, tier_table

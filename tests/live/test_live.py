@@ -153,3 +153,18 @@ def test_tomo_assist_end_to_end_exits_true(plain: LiveServer, run_tomo: Callable
     honest = summary["ok"] and summary["completed"] and not summary["stopped_by"]
     assert done.returncode == (0 if honest else 1), (done.returncode, summary)
     assert summary["steps"] <= 1
+
+
+def test_tomo_run_end_to_end_exits_true(plain: LiveServer, run_tomo: Callable[..., Any], tmp_path: Path) -> None:
+    """The oi engine: the model writes blocks, tomo runs them in the sandbox; the exit code follows the result."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "greet.py").write_text("def greet(name):\n    return 'hello ' + name\n")
+    done = run_tomo("run", "Print the result of greet('ann') from greet.py.", "--model", plain.spec, "--root",
+                    str(work), "--sandbox", "local", "--yes", "--max-rounds", "2", "--no-context", "--json",
+                    env={"TOMO_LOCAL_SERVERS": ""}, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    result = json.loads(done.stdout)
+    expected = {"error": 1, "interrupted": 130}.get(result["ended_by"], 0 if result["verified"] else 3)
+    assert done.returncode == expected, (done.returncode, result)
+    assert result["rounds"] <= 2

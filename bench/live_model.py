@@ -117,13 +117,14 @@ class Result:
     malformed: int = 0
     crash: str | None = None
     model_error: str | None = None
-    limits_ok: bool = True
+    limits_ok: bool | None = True  # None: not checkable (see load)
     answered: bool = True
     steps: int = 0
     output_tokens: int = 0
     estimated: bool = False
     wall_s: float = 0.0
     model_s: list[float] = field(default_factory=list)
+    step_tokens: list[int] | None = None  # None in runs saved before this was recorded
 
 
 def check(out: Outcome, calls: list[ModelCalled], task: Task, limits: Limits, result: Result) -> None:
@@ -131,12 +132,13 @@ def check(out: Outcome, calls: list[ModelCalled], task: Task, limits: Limits, re
     result.tool_calls, result.malformed, result.steps = out.tool_calls, out.malformed_calls, out.steps
     result.recovered = sum(1 for m in out.messages for c in m.tool_calls if c.id.startswith("recovered"))
     result.output_tokens, result.estimated = out.usage.output_tokens, out.usage.estimated
-    spent_before_last = sum(c.input_tokens + c.output_tokens for c in calls[:-1])
+    result.step_tokens = [c.input_tokens + c.output_tokens for c in calls]
+    # The loop checks the budget before each step: no step may start once it is spent (the last reply may cross it,
+    # and a run whose reply crossed it and then asked for tools must stop there, by "tokens").
+    spent_before_last = sum(result.step_tokens[:-1])
     result.limits_ok = (out.steps <= (limits.max_steps or out.steps)
                         and out.tool_calls <= (limits.max_tool_calls or out.tool_calls)
                         and (task.budget is None or spent_before_last < task.budget))
-    if task.budget is not None and out.stopped_by is None and out.usage.total >= task.budget:
-        result.limits_ok = False  # the budget was crossed and the run was not stopped
     for i, message in enumerate(out.messages):
         for call in message.tool_calls:
             answers = [m for m in out.messages[i + 1:] if m.role == "tool" and m.tool_call_id == call.id]
@@ -174,7 +176,14 @@ def load(save: Path) -> list[Result]:
     """Runs saved by an earlier, interrupted invocation (one JSON object a line)."""
     if not save.exists():
         return []
-    return [Result(**json.loads(line)) for line in save.read_text().splitlines() if line.strip()]
+    out = []
+    for line in save.read_text().splitlines():
+        if line.strip():
+            result = Result(**json.loads(line))
+            if result.step_tokens is None and result.task == "budget" and result.stopped_by is None:
+                result.limits_ok = None  # saved by a version that judged this run without per-step tokens
+            out.append(result)
+    return out
 
 
 async def bench(runs: int, log_dir: Path, save: Path, done: list[Result]) -> tuple[list[Result], dict[str, Any]]:
@@ -207,6 +216,12 @@ def pct(n: int, d: int) -> str:
     return f"{n}/{d}" if d else "—"
 
 
+def limits(rows: list[Result]) -> str:
+    checked = [r for r in rows if r.limits_ok is not None]
+    text = pct(sum(bool(r.limits_ok) for r in checked), len(checked))
+    return text + (f" ({len(rows) - len(checked)} not checkable)" if len(checked) < len(rows) else "")
+
+
 def report(results: list[Result], profiles: dict[str, Any]) -> str:
     rows = []
     for fmt in ("chatml-function-calling", "template"):
@@ -221,7 +236,7 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
             fmt, len(mine), pct(sum(r.completed for r in mine), len(mine)),
             sum(r.tool_calls for r in mine), sum(r.recovered for r in mine), sum(r.malformed for r in mine),
             sum(r.crash is not None for r in mine), sum(r.model_error is not None for r in mine),
-            pct(sum(r.limits_ok for r in mine), len(mine)), pct(sum(r.answered for r in mine), len(mine)),
+            limits(mine), pct(sum(r.answered for r in mine), len(mine)),
             steps, f"{out_tokens / sum(model_s):.1f}" if model_s else "—",
             f"{statistics.median(model_s) * 1000:.0f}" if model_s else "—",
             f"{statistics.median(overhead) * 1000:.2f}" if overhead else "—",
@@ -232,8 +247,7 @@ def report(results: list[Result], profiles: dict[str, Any]) -> str:
         if mine:
             stops = sorted({r.stopped_by for r in mine if r.stopped_by})
             by_task.append([task.name, len(mine), pct(sum(r.completed for r in mine), len(mine)),
-                            sum(r.tool_calls for r in mine), ", ".join(stops) or "—",
-                            pct(sum(r.limits_ok for r in mine), len(mine))])
+                            sum(r.tool_calls for r in mine), ", ".join(stops) or "—", limits(mine)])
     crashes = [f"- {r.task} on {r.server}: {r.crash}" for r in results if r.crash]
     errors = sorted({f"- {r.task} on {r.server}: {r.model_error}" for r in results if r.model_error})
     learned = [f"- {fmt}: {sentence}" for fmt, p in profiles.items() for sentence in p["learned"]]

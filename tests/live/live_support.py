@@ -13,9 +13,11 @@ set), where it FAILS: the tier must never be silently skipped where it is suppos
 
 from __future__ import annotations
 
+import ctypes
 import importlib.resources
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -97,7 +99,8 @@ def start(chat_format: str, log_dir: Path) -> tuple[subprocess.Popen[bytes], Liv
     if chat_format != "template":
         command += ["--chat_format", chat_format]
     handle = log.open("wb")
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+                               preexec_fn=_die_with_parent)
     handle.close()
     server = LiveServer(chat_format, f"http://127.0.0.1:{port}/v1", "smollm2", log)
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -112,6 +115,13 @@ def start(chat_format: str, log_dir: Path) -> tuple[subprocess.Popen[bytes], Liv
         time.sleep(0.25)
     stop(process)
     raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_S:g} s:\n{server.tail()}")
+
+
+def _die_with_parent() -> None:
+    """In the server's process, before exec: SIGTERM when the test run that started it dies (Linux's
+    PR_SET_PDEATHSIG), so a killed pytest leaves no model server behind on a shared machine."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

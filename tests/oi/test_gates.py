@@ -147,3 +147,11 @@ async def test_no_edit_needs_no_check(make_engine, strict, project):
     summary, _, _, _ = await run_turn(make_engine, strict, project, [sh("ls"), say("nothing to do")], exec_gate=True,
                                       repro=True)
     assert summary.verified and summary.files_changed == []
+
+
+async def test_revert_reproduce_refix_satisfies_the_repro_gate(make_engine, strict, project):
+    revert = sh("sed -i 's/return a + b/return a - b/' calc.py")
+    replies = [FIX, GREEN, say("fixed"), revert, RED, FIX, GREEN, say("reproduced, then fixed")]
+    summary, _, _, _ = await run_turn(make_engine, strict, project, replies, exec_gate=True, repro=True)
+    assert summary.verified and summary.gates["repro"].refusals == 1
+    assert summary.gates["repro"].reason == "block 4 failed (exit 1) before the fix, in block 5"

@@ -13,6 +13,7 @@ executing command (a test runner, the program), not a compiler, type checker or 
 
 **Repro gate.** A turn that changed code outside tests (the fix) may end only when an executing check came back red
 before the fix's first edit, and -- when the fix is in Python -- that red check ran code in a file the fix changed.
+A fix reverted to the turn's start is no fix: the next edit starts it again, so "revert, reproduce, fix" works.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class TurnGates:
         self.baseline: Snapshot = Snapshot()
         self.current: Snapshot = Snapshot()
         self.checks: list[Check] = []
-        self.first_fix: int | None = None  # number of the first check that changed code outside tests
+        self.first_fix: int | None = None  # the first check of the current fix (code outside tests changed)
         self.refusals = {"exec": 0, "repro": 0}
         self._trace_root = root / STATE_DIR / "trace"
         self._hook_dir = root / STATE_DIR / "hook"
@@ -150,7 +151,9 @@ class TurnGates:
                       interrupted=interrupted, changed=changed)
         if self.measure:
             self._read_traces(self._trace_root / str(number), check)
-        if self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
+        if not any(not is_test_path(p) for p in self.changed_code()):
+            self.first_fix = None  # no fix (any more): a fix reverted to the start is no fix, so a red may come first
+        elif self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
             self.first_fix = number
         self.checks.append(check)
         return check

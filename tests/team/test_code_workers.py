@@ -12,7 +12,7 @@ from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
 from tomo.team import Stage, TaskGraph, Worker
-from tomo.team.code import CodeResult
+from tomo.team.code import CodeResult, OiRunner
 
 
 def _repo(path: Path) -> None:
@@ -101,3 +101,19 @@ async def test_a_code_worker_runs_the_oi_engine_in_its_worktree(tmp_path: Path) 
     assert ".tomo" not in output.split("```diff", 1)[1]  # the engine's own state is not part of the diff
     assert (worker.input_tokens, worker.output_tokens) == (350, 45)
     assert not (workspace / "feature.py").exists()  # written in the worker's worktree, not the workspace
+
+
+async def test_a_red_check_gives_the_verdict_failed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _repo(workspace)
+    write = "```python\nopen('feature.py', 'w').write('VALUE = 41\\n')\n```"
+    check = "```bash\npython -c 'import feature; assert feature.VALUE == 42'\n```"
+    coder = script(tmp_path, "coder", reply(write), reply(check), reply("I am done."))
+    settings = Settings.model_validate({"sandbox": {"kind": "local", "timeout_s": 60}})
+    team = make_team(tmp_path, {"implementer": coder}, primary=coder, settings=settings,
+                     code_runner=OiRunner(settings, max_rounds=3))
+    team.workspace = workspace.resolve()
+    result = await team.run(TaskGraph("oi2", (Stage("build", (Worker("implementer", code=True),)),)), "add VALUE")
+    output = result.record.stages[0].workers[0].output or ""
+    assert "test verdict: failed" in output and "ended by: rounds" in output

@@ -245,7 +245,8 @@ async def test_jsonl_transcript_records_the_run(tmp_path: Any) -> None:
     kinds = [row["kind"] for row in read_jsonl(path)]
     assert kinds == ["model_thinking", "model_called", "tool_refused", "tool_called", "model_thinking",
                      "model_called", "assistant_said", "usage"]
-    assert read_jsonl(path)[-1] == {"kind": "usage", "agent": "reader", "input_tokens": 3, "output_tokens": 4}
+    assert read_jsonl(path)[-1] == {"kind": "usage", "agent": "reader", "input_tokens": 3, "output_tokens": 4,
+                                     "estimated": False}
 
 
 def test_run_sync_keeps_the_given_history_untouched() -> None:

@@ -42,12 +42,16 @@ def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (  # noqa: F401
         assist_cmd,
+        context_cmd,
         demo_cmd,
         exec_cmd,
         graph_cmd,
         loop_cmd,
         mcp_cmd,
         models_cmd,
+        run_cmd,
+        serve_cmd,
+        team_cmd,
     )
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from tomo.assist import AssistOptions, Session, run_sync
+from tomo.assist.engine import Summary
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
 from tomo.cli.safe import esc
@@ -93,5 +94,23 @@ def assist_cmd(
         typer.echo(json.dumps({"summary": summary.to_dict(), "payloads": payloads}, indent=2, default=str))
     else:
         print_report(console, summary, options)
-    if not summary.ok or summary.stopped_by:
+    failure = why_failed(summary)
+    if failure:
+        typer.echo(f"tomo assist: {failure}", err=True)
         raise typer.Exit(1)
+
+
+def why_failed(summary: Summary) -> str | None:
+    """Why this run must not exit 0, or None. A run that ended because the model or its server failed, stopped at a
+    limit, failed its verify, or ended on a reply that is not a whole answer (cut off, filtered, broken off
+    mid-stream) is not a success, whatever was printed before."""
+    if summary.error:
+        return f"the model failed: {summary.error}"
+    if summary.verify is not None and not summary.verify.passed:
+        return f"verify failed (exit {summary.verify.exit_code})"
+    if summary.stopped_by:
+        return f"the model was stopped by the {summary.stopped_by} limit"
+    if not summary.completed:
+        return ("the model's last reply was not a whole answer (cut off, filtered, or broken off by the server "
+                "mid-reply; the warning above says which)")
+    return None

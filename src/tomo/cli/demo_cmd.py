@@ -17,6 +17,7 @@ from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
 from tomo.cli.safe import esc, text
 from tomo.demo import REAL_MODEL_HINT, DemoRun, example_project, run_demo
+from tomo.demo.oi_scene import OiDemoRun
 from tomo.events import ListSink, Sink
 
 
@@ -26,6 +27,9 @@ def demo(
     scene2: bool = typer.Option(True, "--scene2/--no-scene2",
                                 help="Also replay the rename with --apply-ambiguous (verify fails, edits roll back)."),
     as_json: bool = typer.Option(False, "--json", help="Print the runs' summaries as JSON."),
+    oi: bool | None = typer.Option(None, "--oi/--no-oi", help="Also play the oi scene: a scripted model fixes a "
+                                                            "failing test; the exec gate refuses its first finish "
+                                                            "(on by default; in --json only with --oi)."),
 ) -> None:
     """Rename across a bundled example project with a scripted model, verify with its tests (no network, no key)."""
     console = Console(highlight=False)
@@ -35,8 +39,18 @@ def demo(
             runs = [asyncio.run(run_demo(workdir / "1", ListSink()))]
             if scene2:
                 runs.append(asyncio.run(run_demo(workdir / "2", ListSink(), apply_ambiguous=True)))
-            typer.echo(json.dumps([{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()}
-                                   for r in runs], indent=2, default=str))
+            rows = [{"workdir": str(r.workdir), "changed": r.changed, **r.summary.to_dict()} for r in runs]
+            problems = _unexpected(runs[0], runs[1] if scene2 else None)  # the same smoke test as the terminal view
+            if oi:
+                from tomo.cli.demo_oi import oi_json
+
+                oi_row = oi_json(workdir / "oi")
+                rows.append(oi_row)
+                if not oi_row["verified"]:
+                    problems.append("the oi scene did not end verified")
+            typer.echo(json.dumps(rows, indent=2, default=str))
+            if problems:
+                raise typer.Exit(1)
             return
         _intro(console)
         first = _scene(console, workdir / "1", "scene 1: the rename, confirmed edits only", False)
@@ -47,10 +61,18 @@ def demo(
             console.print(f"files after scene 2 byte-identical to the original: "
                           f"{'[bold green]yes[/]' if not second.changed else '[bold red]no[/]'}"
                           f" (the unproven edit `item.total()` in shop/invoice.py describe() is really Invoice.total)")
+        oi_run: OiDemoRun | None = None
+        if oi is not False:
+            from tomo.cli.demo_oi import oi_scene
+
+            oi_run = oi_scene(console, workdir / "oi")
         _outro(console, first)
         if keep_dir:
             console.print(f"[dim]the copies are kept in {esc(workdir)}[/]")
         problems = _unexpected(first, second)
+        if oi_run is not None and not oi_run.refused_then_verified:
+            problems.append("the oi scene should end verified after one exec-gate refusal, but: "
+                            f"{oi_run.summary.gates['exec'].reason}")
         if problems:
             for problem in problems:
                 console.print(f"[bold red]demo did not go as recorded:[/] {esc(problem)}")
@@ -62,7 +84,8 @@ def demo(
 
 def _unexpected(first: DemoRun, second: DemoRun | None) -> list[str]:
     """The demo is also a smoke test of the install: say so, and exit 1, when a scene did not end as it should."""
-    problems = []
+    problems = [f"the recorded model failed: {run.summary.error}" for run in (first, second)
+                if run is not None and run.summary.error]
     verify = first.summary.verify
     if verify is None or not verify.passed:
         tail = " ".join(verify.output_tail[-2:]) if verify else "it did not run"

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from tomo.cli import app
 from tomo.cli.safe import esc, text
-from tomo.prism import Graph, Plan, Reference
+from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
 from tomo.prism.indexer import IndexStats
 
 graph_app = typer.Typer(
@@ -207,10 +207,16 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
     return {"symbol": dataclasses.asdict(plan.symbol), "new_name": plan.new_name,
             "edits": [dataclasses.asdict(e) for e in plan.edits],
             "conflicts": [dataclasses.asdict(c) for c in plan.conflicts],
-            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous)}
+            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous),
+            "left_unrenamed": [{"path": e.path, "line": e.line, "col": e.col, "reason": e.reason}
+                               for e in left_behind(plan)]}
 
 
 def _print_plan(plan: Plan) -> None:
+    left = left_behind(plan)
+    if left:  # first, before the table: the one thing a confirmed-only apply would get wrong
+        console.print(text(f"warning: {leaves_warning(plan, left)}; --apply refuses without --apply-ambiguous",
+                           style="bold yellow"))
     table = _table("location", "confidence", "reason")
     for e in plan.edits:
         table.add_row(text(f"{e.path}:{e.line}:{e.col}"), _conf(e.confidence), text(e.reason))
@@ -235,7 +241,8 @@ def rename_plan_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = Roo
 @graph_app.command("rename")
 def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt, as_json: bool = JsonOpt,
                apply: bool = typer.Option(False, "--apply", help="Write the edits (all files or none)."),
-               ambiguous: bool = typer.Option(False, "--ambiguous", help="Also apply the ambiguous edits."),
+               ambiguous: bool = typer.Option(False, "--ambiguous", "--apply-ambiguous",
+                                              help="Also apply the ambiguous edits."),
                force: bool = typer.Option(False, "--force", help="Apply even when the plan reports conflicts."),
                verify: str = typer.Option("", "--verify", help="Command to run after applying, e.g. 'pytest -q'.")
                ) -> None:

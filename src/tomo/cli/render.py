@@ -128,8 +128,9 @@ class RichSink:
                                   "it is incomplete")
 
     def _usage(self, e: UsageReported) -> None:
-        total = e.input_tokens + e.output_tokens
-        self._line("dim", f"tokens: {e.input_tokens:,} in · {e.output_tokens:,} out · {total:,} total")
+        total, t = e.input_tokens + e.output_tokens, "~" if e.estimated else ""
+        self._line("dim", f"tokens: {t}{e.input_tokens:,} in · {t}{e.output_tokens:,} out · {t}{total:,} total"
+                          + (" (estimated: the server reported none)" if e.estimated else ""))
 
     def _notice(self, e: Notice) -> None:
         self._line(_LEVELS.get(e.level, ""), f"{e.level}: {e.text}")

@@ -125,6 +125,7 @@ def _use(sc: Scopes, node: Node | None, prefix: str, scope: Node, where: str) ->
 
 def collect(sc: Scopes) -> dict[str, object]:
     root = sc.root
+    mods: list[str] = []  # `mod a;` at the top: the files this module declares as its children
     for n in sc.nodes:
         t = n.type
         parent = up(n)
@@ -132,6 +133,10 @@ def collect(sc: Scopes) -> dict[str, object]:
             scope = _item_scope(n, root)
             if scope is not None:
                 sc.declare(n.child_by_field_name("name"), scope)
+            name = n.child_by_field_name("name")
+            at_top = scope is not None and scope.id == root.id
+            if t == "mod_item" and at_top and name is not None and n.child_by_field_name("body") is None:
+                mods.append(sc.text(name))
         elif t == "use_declaration":
             scope = _item_scope(n, root)
             if scope is not None:
@@ -157,7 +162,7 @@ def collect(sc: Scopes) -> dict[str, object]:
                 name = ch.child_by_field_name("name") or ch.child_by_field_name("left")
                 if ch.type != "lifetime_parameter" and name is not None:
                     sc.declare(name, parent)
-    return {}
+    return {"mods": mods}
 
 
 def _lookup(sc: Scopes, node: Node, name: str) -> list[Decl] | None:

@@ -252,6 +252,40 @@ def test_exec_errors_quote_a_hostile_path_as_text(run_tomo, tmp_path: Path) -> N
     assert f"[/foo]{ESC_SHOWN}" in out.stderr and "does not exist" in out.stderr
 
 
+# ---- tomo run (the oi engine's log) and tomo team -------------------------------------------------------------
+
+
+def test_run_shows_model_text_and_block_output_as_text(run_tomo, tmp_path: Path) -> None:
+    """The code in the box is not trusted: what it prints reaches the terminal shown, not obeyed."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    script = tmp_path / "run.json"
+    script.write_text(json.dumps({"replies": [
+        {"content": f"{SAID}\n\n```bash\nprintf '[/foo] \\033[31mred\\033[0m [link=file:///etc/passwd]y\\n'\n```\n"},
+        {"content": "done"},
+    ]}))
+    out = run_tomo("run", "look", "--model", f"scripted:{script}", "--root", str(project), "--sandbox", "local",
+                   "--yes", "--no-context", env={"TERM": "dumb"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    clean(out)
+    assert f"[/foo] {ESC_SHOWN} [link=file:///etc/passwd]y" in out.stdout  # the block's output
+    assert SAID_SHOWN in out.stdout  # the model's words around the block
+
+
+def test_team_shows_worker_output_as_text(run_tomo, tmp_path: Path) -> None:
+    planner = tmp_path / "planner.json"
+    planner.write_text(json.dumps({"replies": [{"content": f"plan {SAID}", "usage": {"input_tokens": 3,
+                                                                                   "output_tokens": 2}}]}))
+    done = run_tomo("team", "go", "--stages", "plan:planner", "--roles", f"planner=scripted:{planner}",
+                    "--job-id", "h1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    clean(done)
+    assert f"plan {SAID_SHOWN}" in done.stdout
+    shown = run_tomo("team", "show", "h1", cwd=tmp_path)
+    clean(shown)
+    assert f"plan {SAID_SHOWN}" in shown.stdout
+
+
 # ---- tomo demo's diff, tomo models -----------------------------------------------------------------------------
 
 

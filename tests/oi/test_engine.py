@@ -44,7 +44,7 @@ async def test_a_refused_block_never_runs_and_ends_the_turn(make_engine, strict,
     sink = ListSink()
     messages = await engine.turn([], "make files", sink)
     assert not (project / "made-by-block-1").exists() and not (project / "made-by-block-2").exists()
-    assert engine.last.ended_by == "refused" and model.remaining == 1
+    assert engine.last.ended_by == "refused" and model.remaining == 1 and engine.last.blocks == 0
     assert "the user declined to run block 1" in messages[-1].content
     assert "nor did the 1 block(s)" in messages[-1].content
     assert [e.gate for e in sink.of(GateBlocked)] == ["approval"]

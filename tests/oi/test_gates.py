@@ -56,7 +56,8 @@ async def test_ast_parse_in_python_does_not_pass(make_engine, strict, project):
                                              max_rounds=3)
     assert not summary.verified
     assert "parses fine" in texts(messages)
-    assert "never loaded" in summary.gates["exec"].reason
+    # a Python block that ran none of the workspace's code is no check at all
+    assert "no check ran after that" in summary.gates["exec"].reason
 
 
 async def test_a_test_that_never_imports_the_changed_module_does_not_pass(make_engine, strict, project):
@@ -147,3 +148,18 @@ async def test_no_edit_needs_no_check(make_engine, strict, project):
     summary, _, _, _ = await run_turn(make_engine, strict, project, [sh("ls"), say("nothing to do")], exec_gate=True,
                                       repro=True)
     assert summary.verified and summary.files_changed == []
+
+
+async def test_revert_reproduce_refix_satisfies_the_repro_gate(make_engine, strict, project):
+    revert = sh("sed -i 's/return a + b/return a - b/' calc.py")
+    replies = [FIX, GREEN, say("fixed"), revert, RED, FIX, GREEN, say("reproduced, then fixed")]
+    summary, _, _, _ = await run_turn(make_engine, strict, project, replies, exec_gate=True, repro=True)
+    assert summary.verified and summary.gates["repro"].refusals == 1
+    assert summary.gates["repro"].reason == "block 4 failed (exit 1) before the fix, in block 5"
+
+
+async def test_a_python_block_that_only_looks_after_the_tests_does_not_undo_them(make_engine, strict, project):
+    look = py("print(open('calc.py').read())")
+    summary, _, _, _ = await run_turn(make_engine, strict, project, [RED, FIX, GREEN, look, say("done")],
+                                      exec_gate=True, repro=True)
+    assert summary.verified and "block 3" in summary.gates["exec"].reason

@@ -86,3 +86,17 @@ def test_a_glob_import_in_a_block_hides_the_module_item(golden) -> None:  # type
         """,
         "src/other.rs": "pub fn h() {}  // # refs: ambiguous(another definition)\n",
     }, "lib.h")
+
+
+def test_a_file_no_mod_declares_is_not_the_module_its_path_suggests(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files = {**CRATE, "src/lib.rs": """
+        pub mod b;
+        mod a { pub fn h() -> u8 { 2 } }
+        use crate::a::h;
+    """}
+    write_project(tmp_path, files)
+    with Graph.open(tmp_path) as g:
+        refs = {(r.path, r.line): r for r in g.references("a.h")}
+    assert refs[("src/lib.rs", 3)].confidence == "ambiguous"  # crate::a is the inline module, src/a.rs an orphan
+    assert "no `mod` declares" in refs[("src/lib.rs", 3)].reason
+    assert refs[("src/a.rs", 3)].confidence == "confirmed"  # inside the file itself, scopes still prove it

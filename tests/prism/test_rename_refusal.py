@@ -134,3 +134,34 @@ def test_assist_cli_exits_1_and_writes_nothing(run_tomo, tmp_path: Path) -> None
     assert summary["ok"] is False and summary["written"] == []
     assert "leave 3 same-name references" in summary["left_unrenamed"]
     assert _bytes(root) == before
+
+
+async def test_an_mcp_client_is_refused_until_it_includes_the_ambiguous_edits(tmp_path: Path) -> None:
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.types import TextContent
+
+    def text(result: object) -> str:
+        content = result.content  # type: ignore[attr-defined]
+        assert isinstance(content[0], TextContent)
+        return content[0].text
+
+    write_project(tmp_path, UNPROVABLE)
+    before = _bytes(tmp_path)
+    src = Path(__file__).resolve().parents[2] / "src"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tomo", "mcp", "--root", str(tmp_path)],
+                                   env={"PYTHONPATH": str(src)})
+    async with Client(params, read_timeout_seconds=60) as client:
+        plan = await client.call_tool("rename_plan", {"symbol": "web.a.h", "new_name": "h2"})
+        receipt, payload = text(plan).split("\n", 1)
+        assert "WARNING: applying only the confirmed edits would rename `h` and leave 3" in receipt
+        assert len(json.loads(payload)["left_unrenamed"]) == 3
+        handle = receipt.split(":", 1)[0].removeprefix("plan ")
+        refused = await client.call_tool("apply_plan", {"handle": handle})
+        assert refused.is_error and "leave 3 same-name references" in text(refused)
+        assert _bytes(tmp_path) == before
+        applied = await client.call_tool("apply_plan", {"handle": handle, "include_ambiguous": True})
+        assert not applied.is_error and "8 edits written to 3 files" in text(applied)
+    assert "a.h2();" in (tmp_path / "web/c.js").read_text()

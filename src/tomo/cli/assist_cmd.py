@@ -103,9 +103,12 @@ def assist_cmd(
 def why_failed(summary: Summary) -> str | None:
     """Why this run must not exit 0, or None. A run that ended because the model or its server failed, stopped at a
     limit, failed its verify, or ended on a reply that is not a whole answer (cut off, filtered, broken off
-    mid-stream) is not a success, whatever was printed before."""
+    mid-stream) is not a success, whatever was printed before; nor is an apply refused because it would have left
+    a program half-renamed."""
     if summary.error:
         return f"the model failed: {summary.error}"
+    if summary.left_unrenamed:  # --apply was asked for and refused: the program would have been half-renamed
+        return f"nothing was written: {summary.left_unrenamed} (pass --apply-ambiguous to write them too)"
     if summary.verify is not None and not summary.verify.passed:
         return f"verify failed (exit {summary.verify.exit_code})"
     if summary.stopped_by:

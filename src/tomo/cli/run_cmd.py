@@ -23,6 +23,8 @@ from rich.text import Text
 
 from tomo.cli import app, report_error
 from tomo.cli.render import RichSink
+from tomo.cli.safe import text as shown
+from tomo.cli.safe import visible
 from tomo.errors import ConfigError, TomoError
 from tomo.events import (
     AssistantSaid,
@@ -54,27 +56,27 @@ class RunSink(RichSink):
 
         text = without_runnable(e.text)
         if text:
-            self.console.print(Text.assemble((f"{e.agent}: ", "bold cyan"), text))
+            self.console.print(Text.assemble((f"{e.agent}: ", "bold cyan"), shown(text)))
 
     def _block(self, e: BlockStarted) -> None:
         self.console.print(Text(f"── block {e.number} · {e.language} (round {e.round})", style="bold blue"))
-        self.console.print(Syntax(e.code.rstrip("\n") or " ", "python" if e.language == "python" else "bash",
+        self.console.print(Syntax(visible(e.code.rstrip("\n")) or " ", "python" if e.language == "python" else "bash",
                                   theme="ansi_dark", word_wrap=True))
 
     def _output(self, e: BlockOutput) -> None:
         if e.output.strip():
-            self.console.print(Text(e.output.rstrip("\n")))
+            self.console.print(shown(e.output.rstrip("\n")))  # the block's output: shown, never obeyed
         style = "green" if e.exit_code == 0 else "red"
         status = "interrupted" if e.interrupted else f"exit {e.exit_code}"
         self.console.print(Text(f"   → {status}", style=style))
         for note in e.notes:
-            self.console.print(Text(f"   tomo: {note}", style="yellow"))
+            self.console.print(shown(f"   tomo: {note}", "yellow"))
         if e.changed:
-            self.console.print(Text(f"   changed: {', '.join(e.changed)}", style="cyan"))
+            self.console.print(shown(f"   changed: {', '.join(e.changed)}", "cyan"))
 
     def _gate(self, e: GateBlocked) -> None:
         self.console.print(Text.assemble(("⊘ ", "bold red"), (f"{e.gate} gate", "bold"), (" refused: ", "red"),
-                                         e.reason))
+                                         shown(e.reason)))
 
 
 @app.command("run")
@@ -255,16 +257,16 @@ def _print_summary(console: Console, r: dict[str, Any]) -> None:
     console.print(Text(f"turn ended: {words.get(r['ended_by'], r['ended_by'])} · rounds {r['rounds']} · "
                        f"blocks run {r['blocks']} · session {r['session']}"))
     changed = ", ".join(r["files_changed"]) or "none"
-    console.print(Text(f"files changed: {changed}"))
+    console.print(shown(f"files changed: {changed}"))
     for name, v in r["gates"].items():
         if not v["on"]:
             console.print(Text(f"{name} gate: off", style="dim"))
             continue
         mark, style = ("✓", "green") if v["satisfied"] else ("✗", "red")
         refusals = f" (refused {v['refusals']} time(s) first)" if v["refusals"] else ""
-        console.print(Text.assemble((f"{mark} {name} gate: ", f"bold {style}"), v["reason"], refusals))
+        console.print(Text.assemble((f"{mark} {name} gate: ", f"bold {style}"), shown(v["reason"]), refusals))
     if r.get("error"):
-        console.print(Text(f"error: {r['error']}", style="bold red"))
+        console.print(shown(f"error: {r['error']}", "bold red"))
     verdict = ("verified", "bold green") if r["verified"] else ("NOT verified", "bold red")
     console.print(Text.assemble(("result: ", "bold"), verdict))
     if r["ended_by"] in ("interrupted", "refused", "rounds", "error"):

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from tomo.agents import load_agents
 from tomo.cli import app
+from tomo.cli.safe import text as shown
 from tomo.cli.team_render import TeamProgress, jobs_table, render_job
 from tomo.config import load_settings
 from tomo.errors import ConfigError
@@ -82,7 +83,7 @@ def _finish(console: Console, result: JobResult, as_json: bool) -> None:
         typer.echo(json.dumps({**result.record.to_dict(), "noop": result.noop, "message": result.message}, indent=2))
     else:
         if result.output is not None and not result.noop:
-            console.print(Text(result.output))
+            console.print(shown(result.output))  # the team's answer: shown, never obeyed
         style = "green" if result.status == "complete" else "bold red"
         err = Console(stderr=True, highlight=False)
         err.print(Text(result.message, style=style), soft_wrap=True)

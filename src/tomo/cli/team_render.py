@@ -10,10 +10,11 @@ from datetime import datetime
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from tomo.cli.safe import esc as escape  # markup and control characters: names and errors come from outside
+from tomo.cli.safe import text as shown
 from tomo.events import Event, JobDone, LimitReached, Notice, StageDone, StageStarted, WorkerDone, WorkerStarted
 from tomo.store.jobs import JobRecord
 
@@ -142,7 +143,7 @@ def render_job(console: Console, job: JobRecord, *, outputs: bool = True) -> Non
         for worker in stage.workers:
             if worker.output:
                 console.print(Text(f"\n── {stage.name} / {worker.role}#{worker.index} ──", style="bold"))
-                console.print(Text(worker.output))
+                console.print(shown(worker.output))  # a model's words: shown, never obeyed
 
 
 def jobs_table(jobs: list[JobRecord]) -> RenderableType:

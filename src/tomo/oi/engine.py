@@ -242,8 +242,7 @@ class Engine:
                           emit: Callable[[Any], None]) -> bool:
         """Runs one reply's blocks in order; True when the user refused one (the turn then ends)."""
         for index, block in enumerate(blocks):
-            summary.blocks += 1
-            number = summary.blocks
+            number = summary.blocks + 1  # blocks counts the blocks that ran; a declined one did not
             assert block.runner is not None
             emit(BlockStarted(summary.rounds, number, block.runner, block.code))
             if not await self.gate.approve(block, number):
@@ -253,6 +252,7 @@ class Engine:
                                + (f", nor did the {rest} block(s) after it" if rest else "") +
                                ". The turn ends here; the user will say what to do instead.]")
                 return True
+            summary.blocks = number
             reports.append(await self._run_block(block, number, gates, emit))
             if self._end or gates.checks[-1].interrupted:
                 rest = len(blocks) - index - 1

@@ -5,14 +5,16 @@ text classifies (:mod:`tomo.oi.classify`), its exit status, and -- for Python, m
 (``_sitehook.py``) -- which changed lines ran and which workspace files had code run at all.
 
 **Exec gate.** A turn that changed code may end only when its last check (the last block after the last code change
-that was not neutral: ``ls`` or ``git diff`` do not count) came back green, with its exit status its own (not masked
-by ``; echo`` or ``|| true``), and executed the change: for each changed Python file (outside tests, or the test files
-when only tests changed), at least one changed line that can run did run -- a changed line inside a function body
-when the change touches one, so importing the module is not enough; for other code files, the check was an
-executing command (a test runner, the program), not a compiler, type checker or linter.
+that was not neutral: ``ls``, ``git diff`` or a Python block that ran none of the workspace's code do not count) came
+back green, with its exit status its own (not masked by ``; echo`` or ``|| true``), and executed the change: for each
+changed Python file (outside tests, or the test files when only tests changed), at least one changed line that can
+run did run -- a changed line inside a function body when the change touches one, so importing the module is not
+enough; for other code files, the check was an executing command (a test runner, the program), not a compiler, type
+checker or linter.
 
 **Repro gate.** A turn that changed code outside tests (the fix) may end only when an executing check came back red
 before the fix's first edit, and -- when the fix is in Python -- that red check ran code in a file the fix changed.
+A fix reverted to the turn's start is no fix: the next edit starts it again, so "revert, reproduce, fix" works.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ class TurnGates:
         self.baseline: Snapshot = Snapshot()
         self.current: Snapshot = Snapshot()
         self.checks: list[Check] = []
-        self.first_fix: int | None = None  # number of the first check that changed code outside tests
+        self.first_fix: int | None = None  # the first check of the current fix (code outside tests changed)
         self.refusals = {"exec": 0, "repro": 0}
         self._trace_root = root / STATE_DIR / "trace"
         self._hook_dir = root / STATE_DIR / "hook"
@@ -150,7 +152,11 @@ class TurnGates:
                       interrupted=interrupted, changed=changed)
         if self.measure:
             self._read_traces(self._trace_root / str(number), check)
-        if self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
+            if runner == "python" and check.traced and not check.ran and not changed:
+                check.kind = "neutral"  # it ran none of the workspace's code and changed nothing: it only looked
+        if not any(not is_test_path(p) for p in self.changed_code()):
+            self.first_fix = None  # no fix (any more): a fix reverted to the start is no fix, so a red may come first
+        elif self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
             self.first_fix = number
         self.checks.append(check)
         return check

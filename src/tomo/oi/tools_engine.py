@@ -293,15 +293,14 @@ class ToolsEngine:
     async def _run(self, command: str) -> str:
         gates = self._gates
         assert gates is not None
-        self.last.blocks += 1
         number = self._next()
         emit = self._sink.emit
         block = Block("bash", command, 0, "shell")
         emit(BlockStarted(self.last.rounds + 1, number, "shell", command))
         if not await self.gate.approve(block, number):
             emit(GateBlocked("approval", f"the user declined command {number}"))
-            gates.record(number, "shell", command, 126)
             return "[tomo: the user declined to run this command; it did not run. Ask what to do instead.]"
+        self.last.blocks += 1
         env = gates.prepare(number)
         argv = [BASH, "-c", command]
         if env:

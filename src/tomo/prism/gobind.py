@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from tomo.prism.scopes import Scopes, enclosing, top_level, walk
+from tomo.prism.scopes import Scopes, enclosing, top_level, up, walk
 
 _SCOPES = frozenset({"source_file", "function_declaration", "method_declaration", "func_literal", "block",
                      "if_statement", "for_statement", "expression_switch_statement", "type_switch_statement",
@@ -59,9 +59,9 @@ def _import(sc: Scopes, spec: Node, facts: dict[str, object]) -> None:
 def collect(sc: Scopes) -> dict[str, object]:
     root = sc.root
     facts: dict[str, object] = {}
-    for n in walk(root):
+    for n in sc.nodes:
         t = n.type
-        parent = n.parent
+        parent = up(n)
         if t == "package_clause":
             for ch in n.named_children:
                 facts["package"] = sc.text(ch)
@@ -97,7 +97,7 @@ def collect(sc: Scopes) -> dict[str, object]:
 
 def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     t = node.type
-    parent = node.parent
+    parent = up(node)
     if t == "field_identifier":
         if parent is not None and parent.type == "selector_expression":
             operand = parent.child_by_field_name("operand")
@@ -107,8 +107,9 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     if t == "type_identifier" and parent is not None and parent.type == "qualified_type":
         pkg = parent.child_by_field_name("package")
         return (_qualified(sc, pkg, node) if pkg is not None else "x:property"), 0
-    if parent is not None and parent.type == "literal_element" and parent.parent is not None \
-            and parent.parent.type == "keyed_element" and parent == parent.parent.named_children[0]:
+    grand = up(parent) if parent is not None else None
+    if parent is not None and parent.type == "literal_element" and grand is not None \
+            and grand.type == "keyed_element" and parent == grand.named_children[0]:
         return "x:key", 0  # `T{f: 1}`: a field name or a map key, which only types tell apart
     own = sc.own.get(node.id)
     if own is not None:

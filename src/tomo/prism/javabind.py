@@ -19,25 +19,26 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from tomo.prism.pyextract import IMPORT
-from tomo.prism.scopes import Decl, Scopes, encode, walk
+from tomo.prism.scopes import Decl, Scopes, encode, up
 
 _CLASSES = frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
                       "annotation_type_declaration"})
 _OWNERS = _CLASSES | {"method_declaration", "constructor_declaration", "lambda_expression", "static_initializer",
                       "compact_constructor_declaration"}
+MARKS = frozenset({"import_declaration", "package_declaration"})
 _OBJECT_METHODS = frozenset({"equals", "hashCode", "toString", "getClass", "clone", "finalize", "notify",
                              "notifyAll", "wait"})
 
 
 def _class_of(node: Node) -> Node | None:
     """The class (or anonymous class body) whose member ``node`` declares, if ``node`` sits directly in a body."""
-    p = node.parent
+    p = up(node)
     if p is not None and p.type == "enum_body_declarations":
-        p = p.parent
+        p = up(p)
     if p is None:
         return None
     if p.type in ("class_body", "interface_body", "enum_body", "annotation_type_body"):
-        owner = p.parent
+        owner = up(p)
         if owner is not None and owner.type in _CLASSES:
             return owner
         return p  # an anonymous class body
@@ -45,17 +46,18 @@ def _class_of(node: Node) -> Node | None:
 
 
 def _enclosing(node: Node, types: frozenset[str], root: Node) -> Node:
-    p = node.parent
+    p = up(node)
     while p is not None:
-        if p.type in types or (p.type == "block" and p.parent is not None and p.parent.type in _OWNERS):
+        above = up(p)
+        if p.type in types or (p.type == "block" and above is not None and above.type in _OWNERS):
             return p
-        p = p.parent
+        p = up(p)
     return root
 
 
 def _scope_of_local(node: Node, root: Node) -> Node:
     """A local's scope: its block, switch group or ``for`` statement (the parent that holds the declaration)."""
-    p = node.parent
+    p = up(node)
     return p if p is not None else root
 
 
@@ -63,9 +65,9 @@ def collect(sc: Scopes) -> dict[str, object]:
     root = sc.root
     facts: dict[str, object] = {}
     classes: list[str] = []
-    for n in walk(root):
+    for n in sc.nodes:
         t = n.type
-        parent = n.parent
+        parent = up(n)
         if t == "package_declaration":
             for ch in n.named_children:
                 if ch.type in ("scoped_identifier", "identifier"):
@@ -108,7 +110,8 @@ def collect(sc: Scopes) -> dict[str, object]:
             for d in n.children_by_field_name("declarator"):
                 _var(sc, d.child_by_field_name("name"), scope)
         elif t in ("formal_parameter", "spread_parameter", "receiver_parameter") and parent is not None:
-            owner = parent.parent if parent.type == "formal_parameters" and parent.parent is not None else parent
+            above = up(parent)
+            owner = above if parent.type == "formal_parameters" and above is not None else parent
             name = n.child_by_field_name("name")
             if name is None:  # `String... r`: the name sits in a variable_declarator
                 for ch in n.named_children:
@@ -120,7 +123,8 @@ def collect(sc: Scopes) -> dict[str, object]:
         elif t == "enhanced_for_statement":
             _var(sc, n.child_by_field_name("name"), n)
         elif t == "resource":
-            stmt = parent.parent if parent is not None and parent.parent is not None else root
+            above = up(parent) if parent is not None else None
+            stmt = above if above is not None else root
             _var(sc, n.child_by_field_name("name"), stmt)
         elif t == "lambda_expression":
             params = n.child_by_field_name("parameters")
@@ -135,10 +139,10 @@ def collect(sc: Scopes) -> dict[str, object]:
                 idents = [ch for ch in n.named_children if ch.type == "identifier"]
                 name = idents[-1] if idents and t != "instanceof_expression" else None
             _var(sc, name, _enclosing(n, _OWNERS, root))
-        elif t == "type_parameter" and parent is not None and parent.parent is not None:
+        elif t == "type_parameter" and parent is not None and (decl := up(parent)) is not None:
             for ch in n.named_children:
                 if ch.type in ("type_identifier", "identifier"):
-                    sc.declare(ch, parent.parent, key=f"t:{sc.text(ch)}")
+                    sc.declare(ch, decl, key=f"t:{sc.text(ch)}")
                     break
     facts["classes"] = classes
     sc.facts = facts
@@ -178,7 +182,7 @@ def _import(sc: Scopes, n: Node, facts: dict[str, object]) -> None:
 
 def _lookup(sc: Scopes, node: Node, key: str) -> list[Decl] | None:
     """Innermost declaration under ``key``; through an open class (see the module docstring): inherited, unknown."""
-    n = node.parent
+    n = up(node)
     while n is not None:
         got = sc.decls.get(n.id, {}).get(key)
         if n.id in sc.poisoned:
@@ -187,7 +191,7 @@ def _lookup(sc: Scopes, node: Node, key: str) -> list[Decl] | None:
             return [("x", "inherited")]
         if got:
             return got
-        n = n.parent
+        n = up(n)
     return None
 
 
@@ -201,10 +205,10 @@ def _type(sc: Scopes, node: Node, name: str) -> str:
 
 def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     own = sc.own.get(node.id)
-    parent = node.parent
-    if parent is not None and parent.type == "scoped_identifier" and _within(node, "import_declaration"):
+    parent = up(node)
+    if parent is not None and parent.type == "scoped_identifier" and sc.within(node, "import_declaration"):
         return (":".join(own), IMPORT) if own is not None else ("x:path", 0)
-    if _within(node, "package_declaration") or _within(node, "import_declaration"):
+    if sc.within(node, "package_declaration") or sc.within(node, "import_declaration"):
         return ("x:path", 0) if own is None else (":".join(own), IMPORT)
     if own is not None:
         return ":".join(own), 0
@@ -250,7 +254,7 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
 
 
 def _is_qualifier(node: Node) -> bool:
-    p = node.parent
+    p = up(node)
     return p is not None and (
         (p.type in ("method_invocation", "field_access") and node == p.child_by_field_name("object"))
         or (p.type == "method_reference" and node == p.named_children[0]))
@@ -276,28 +280,20 @@ def _member(sc: Scopes, obj: Node, name: str) -> str:
     return "x:property"
 
 
-def _within(node: Node, kind: str) -> Node | None:
-    p = node.parent
-    while p is not None:
-        if p.type == kind:
-            return p
-        p = p.parent
-    return None
-
-
 def def_data(sc: Scopes, def_node: Node, facts: dict[str, object]) -> dict[str, object]:
     """``top``: a top-level class; ``owner``/``owner_at``: the top-level class a member belongs to directly, and
     ``single``: it is the only member of its name and kind there (no overloads)."""
-    decl = def_node.parent
+    decl = up(def_node)
     if decl is None:
         return {}
     name = sc.text(def_node)
     if decl.type in _CLASSES:
-        return {"top": 1} if _class_of(decl) is None and decl.parent is not None and \
-            decl.parent.id == sc.root.id else {}
-    member = decl.parent if decl.type == "variable_declarator" else decl
+        above = up(decl)
+        return {"top": 1} if _class_of(decl) is None and above is not None and above.id == sc.root.id else {}
+    member = up(decl) if decl.type == "variable_declarator" else decl
     owner = _class_of(member) if member is not None else None
-    if owner is None or owner.type not in _CLASSES or owner.parent is None or owner.parent.id != sc.root.id:
+    outer = up(owner) if owner is not None else None
+    if owner is None or owner.type not in _CLASSES or outer is None or outer.id != sc.root.id:
         return {}
     oname = owner.child_by_field_name("name")
     if oname is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from tomo.prism.pyextract import IMPORT
-from tomo.prism.scopes import Scopes, enclosing, top_level, walk
+from tomo.prism.scopes import Scopes, enclosing, top_level, up, walk
 
 _FUNCS = frozenset({"program", "function_declaration", "generator_function_declaration", "function_expression",
                     "function", "generator_function", "arrow_function", "method_definition", "class_static_block",
@@ -83,9 +83,9 @@ def collect(sc: Scopes) -> dict[str, object]:
     """Declare every binding of the file; returns file facts (the name the default export binds, if any)."""
     root = sc.root
     facts: dict[str, object] = {}
-    for n in walk(root):
+    for n in sc.nodes:
         t = n.type
-        parent = n.parent
+        parent = up(n)
         if t in _FUNC_DECLS:
             sc.declare(n.child_by_field_name("name"), enclosing(parent, _FUNCS, root))
         elif t in _FUNC_EXPRS or t == "class":
@@ -94,7 +94,7 @@ def collect(sc: Scopes) -> dict[str, object]:
             sc.declare(n.child_by_field_name("name"), enclosing(parent, _BLOCKS, root))
         elif t == "variable_declarator" and parent is not None:
             where = _FUNCS if parent.type == "variable_declaration" else _BLOCKS
-            _pattern(sc, n.child_by_field_name("name"), enclosing(parent.parent, where, root))
+            _pattern(sc, n.child_by_field_name("name"), enclosing(up(parent), where, root))
         elif t == "formal_parameters" and parent is not None:
             for ch in n.named_children:
                 _pattern(sc, ch, parent)
@@ -105,8 +105,8 @@ def collect(sc: Scopes) -> dict[str, object]:
             if kind is not None:
                 scope = enclosing(parent, _FUNCS, root) if sc.text(kind) == "var" else n
                 _pattern(sc, n.child_by_field_name("left"), scope)
-        elif t == "type_parameter" and parent is not None and parent.parent is not None:
-            sc.declare(n.child_by_field_name("name"), parent.parent)
+        elif t == "type_parameter" and parent is not None and (decl := up(parent)) is not None:
+            sc.declare(n.child_by_field_name("name"), decl)
         elif t == "mapped_type_clause" and parent is not None:  # `{ [K in keyof T]: K }`
             sc.declare(n.child_by_field_name("name"), parent)
         elif t == "infer_type":  # `T extends Array<infer U> ? U : never`
@@ -136,7 +136,7 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     """What the occurrence ``node`` is bound to (see :mod:`tomo.prism.scopes`), and IMPORT for a name that an import
     or a re-export spells."""
     how = _recv(sc, node)
-    p = node.parent
+    p = up(node)
     in_import = p is not None and (p.type in ("import_specifier", "import_clause", "namespace_import")
                                    or (p.type == "export_specifier" and how.startswith("i:")))
     return how, IMPORT if in_import else 0
@@ -144,7 +144,7 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
 
 def _recv(sc: Scopes, node: Node) -> str:
     t = node.type
-    parent = node.parent
+    parent = up(node)
     if t == "shorthand_property_identifier":
         return "x:shorthand"
     if t == "shorthand_property_identifier_pattern" and node.id not in sc.own:
@@ -158,7 +158,8 @@ def _recv(sc: Scopes, node: Node) -> str:
                     return f"i:{sc.text(node)}:{found[0][1]}"
         return "x:property"
     if parent is not None and parent.type == "export_specifier":
-        stmt = parent.parent.parent if parent.parent is not None else None
+        clause = up(parent)
+        stmt = up(clause) if clause is not None else None
         src_node = stmt.child_by_field_name("source") if stmt is not None else None
         if node == parent.child_by_field_name("alias"):
             return "x:export alias"

@@ -175,6 +175,12 @@ class OtherBinder:
             rel[-1] = rel[-1][:-3]
             if rel[-1] == "mod" or (len(rel) == 1 and rel[0] in ("lib", "main")):
                 rel = rel[:-1]
+            src = "/".join([*parts[:k], "src"])
+            for i in range(len(rel)):  # each module on the way must be declared by its parent's `mod x;`
+                parents = ([f"{src}/lib.rs", f"{src}/main.rs"] if i == 0 else
+                           [f"{src}/{'/'.join(rel[:i])}.rs", f"{src}/{'/'.join(rel[:i])}/mod.rs"])
+                if not any(rel[i] in self.file_facts(p).get("mods", ()) for p in parents):
+                    return None  # not part of the crate as the files say (an inline `mod`, `#[path]`, an orphan)
             return "/".join(parts[:k]), rel
         return None
 
@@ -182,8 +188,8 @@ class OtherBinder:
         ipath, _, inline = source.partition("|")
         here, there = self._rust_module(path), self._rust_module(sym.path)
         if here is None or there is None or here[0] != there[0]:
-            return "ambiguous", f"`{ipath}` is not provably {sym.path}'s crate (no Cargo.toml with src/ above both)", \
-                kind
+            why = "no Cargo.toml with src/ above both, or a file no `mod` declares"
+            return "ambiguous", f"`{ipath}` is not provably {sym.path}'s module ({why})", kind
         segs = ipath.split("::") if ipath else []
         base = here[1] + (inline.split("::") if inline else [])
         if segs[:1] == ["crate"]:

@@ -16,26 +16,27 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from tomo.prism.pyextract import IMPORT
-from tomo.prism.scopes import Decl, Scopes, encode, top_level, walk
+from tomo.prism.scopes import Decl, Scopes, encode, top_level, up
 
 _ITEMS = frozenset({"function_item", "struct_item", "enum_item", "union_item", "trait_item", "type_item",
                     "const_item", "static_item", "mod_item", "macro_definition", "function_signature_item"})
 _EXPR_MACROS = frozenset({"println", "print", "eprintln", "eprint", "format", "format_args", "write", "writeln",
                           "vec", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq",
                           "debug_assert_ne", "panic", "dbg", "todo", "unimplemented", "unreachable"})
+MARKS = frozenset({"use_declaration", "attribute_item", "inner_attribute_item", "token_tree"})
 _PATH_ROOTS = ("crate", "super", "self")
 
 
 def _item_scope(node: Node, root: Node) -> Node | None:
     """Where an item or ``use`` is declared: its block, module body or the file; None inside an impl or trait."""
-    p = node.parent
+    p = up(node)
     while p is not None:
         if p.type == "block" or p is root or p.id == root.id:
             return p
         if p.type == "declaration_list":
-            owner = p.parent
+            owner = up(p)
             return p if owner is not None and owner.type == "mod_item" else None
-        p = p.parent
+        p = up(p)
     return root
 
 
@@ -73,13 +74,13 @@ def _path_text(sc: Scopes, node: Node | None) -> str:
 def _inline(sc: Scopes, node: Node) -> str:
     """The inline modules around ``node``, outermost first, as ``a::b`` ("" at the file's own module)."""
     names = []
-    p = node.parent
+    p = up(node)
     while p is not None:
         if p.type == "mod_item":
             name = p.child_by_field_name("name")
             if name is not None:
                 names.append(sc.text(name))
-        p = p.parent
+        p = up(p)
     return "::".join(reversed(names))
 
 
@@ -124,13 +125,18 @@ def _use(sc: Scopes, node: Node | None, prefix: str, scope: Node, where: str) ->
 
 def collect(sc: Scopes) -> dict[str, object]:
     root = sc.root
-    for n in walk(root):
+    mods: list[str] = []  # `mod a;` at the top: the files this module declares as its children
+    for n in sc.nodes:
         t = n.type
-        parent = n.parent
+        parent = up(n)
         if t in _ITEMS:
             scope = _item_scope(n, root)
             if scope is not None:
                 sc.declare(n.child_by_field_name("name"), scope)
+            name = n.child_by_field_name("name")
+            at_top = scope is not None and scope.id == root.id
+            if t == "mod_item" and at_top and name is not None and n.child_by_field_name("body") is None:
+                mods.append(sc.text(name))
         elif t == "use_declaration":
             scope = _item_scope(n, root)
             if scope is not None:
@@ -148,21 +154,21 @@ def collect(sc: Scopes) -> dict[str, object]:
             _pattern(sc, n.child_by_field_name("pattern"), n)
         elif t == "let_condition" and parent is not None:
             owner = parent
-            while owner.parent is not None and owner.type not in ("if_expression", "while_expression"):
-                owner = owner.parent
+            while (above := up(owner)) is not None and owner.type not in ("if_expression", "while_expression"):
+                owner = above
             _pattern(sc, n.child_by_field_name("pattern"), owner)
         elif t == "type_parameters" and parent is not None:
             for ch in n.named_children:
                 name = ch.child_by_field_name("name") or ch.child_by_field_name("left")
                 if ch.type != "lifetime_parameter" and name is not None:
                     sc.declare(name, parent)
-    return {}
+    return {"mods": mods}
 
 
 def _lookup(sc: Scopes, node: Node, name: str) -> list[Decl] | None:
     """Innermost declaration of ``name``; a scope's single glob import when the scope has one and no declaration
     of ``name``; None past an inline module's wall."""
-    n = node.parent
+    n = up(node)
     while n is not None:
         here = sc.decls.get(n.id, {})
         got = here.get(name)
@@ -173,19 +179,19 @@ def _lookup(sc: Scopes, node: Node, name: str) -> list[Decl] | None:
             return [("i", name, globs[0][1])] if len(globs) == 1 else [("x", "glob imports")]
         if n.type == "mod_item":
             return None  # the wall: the enclosing module's names are not in scope here
-        n = n.parent
+        n = up(n)
     return None
 
 
 def recv(sc: Scopes, node: Node) -> tuple[str, int]:
     own = sc.own.get(node.id)
-    in_use = _within(node, "use_declaration")
+    in_use = sc.within(node, "use_declaration")
     if own is not None:
         return ":".join(own), IMPORT if in_use else 0
     if in_use:
         return "x:path", 0  # a module on the way to the imported name
     t = node.type
-    parent = node.parent
+    parent = up(node)
     if t == "field_identifier":
         return "x:property", 0
     if parent is None:
@@ -196,15 +202,15 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
         return "x:lifetime", 0
     if parent.type == "shorthand_field_initializer":
         return "x:shorthand", 0
-    if _within(node, "attribute_item") or _within(node, "inner_attribute_item"):
+    if sc.within(node, "attribute_item") or sc.within(node, "inner_attribute_item"):
         return "x:attribute", 0
     if parent.type == "macro_invocation":
         return "x:macro", 0
-    tree = _within(node, "token_tree")
+    tree = sc.within(node, "token_tree")
     if tree is not None:
         call: Node | None = tree
         while call is not None and call.type != "macro_invocation":
-            call = call.parent
+            call = up(call)
         mac = call.child_by_field_name("macro") if call is not None else None
         prev = node.prev_sibling
         if mac is None or sc.text(mac) not in _EXPR_MACROS or (prev is not None and prev.type in (".", "::")):
@@ -216,15 +222,6 @@ def recv(sc: Scopes, node: Node) -> tuple[str, int]:
         return "x:path", 0
     found = _lookup(sc, node, sc.text(node))
     return ("x:free" if found is None else encode(found)), 0
-
-
-def _within(node: Node, kind: str) -> Node | None:
-    p = node.parent
-    while p is not None:
-        if p.type == kind:
-            return p
-        p = p.parent
-    return None
 
 
 def def_data(sc: Scopes, def_node: Node, facts: dict[str, object]) -> dict[str, int]:

@@ -20,13 +20,15 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 Decl = tuple[str, ...]
+_parents: dict[int, Node] = {}  # the file being bound: node id -> parent (see :func:`up`)
 Pos = Callable[[Node], tuple[int, int]]  # a node's 1-based line and 0-based character column
 
 
 class Scopes:
     """Declarations by scope node, and the declaration each binding identifier itself makes."""
 
-    def __init__(self, root: Node, src: bytes, pos: Pos) -> None:
+    def __init__(self, root: Node, src: bytes, pos: Pos, marks: frozenset[str] = frozenset()) -> None:
+        """``marks``: node kinds the binder asks :meth:`within` about (a Java import, a Rust macro's tokens)."""
         self.root = root
         self.src = src
         self.pos = pos
@@ -34,6 +36,28 @@ class Scopes:
         self.own: dict[int, Decl] = {}  # node id of a binding identifier -> its declaration
         self.poisoned: set[int] = set()  # scope nodes inside which no bare name can be resolved (JS `with`)
         self.facts: dict[str, object] = {}  # what the language's collect() found about the whole file
+        # one walk that remembers every parent: tree-sitter finds a node's parent by descending from the root, so
+        # asking it for parents again and again is quadratic in the depth; a dict lookup is not
+        _parents.clear()
+        self.nodes: list[Node] = []
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            self.nodes.append(n)
+            kids = n.named_children
+            for k in kids:
+                _parents[k.id] = n
+            stack.extend(reversed(kids))
+        self._marked: dict[str, dict[int, Node]] = {k: {} for k in marks}
+        for n in self.nodes:  # pre-order: an inner node of a kind overwrites the outer one for its subtree
+            if n.type in self._marked:
+                where = self._marked[n.type]
+                for m in walk(n):
+                    where[m.id] = n
+
+    def within(self, node: Node, kind: str) -> Node | None:
+        """The innermost ``kind`` node around ``node`` (``kind`` must be one of the constructor's ``marks``)."""
+        return self._marked[kind].get(node.id)
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -50,14 +74,14 @@ class Scopes:
 
     def lookup(self, node: Node, name: str) -> list[Decl] | None:
         """The declarations of ``name`` in the innermost scope around ``node`` that has any; None when none has."""
-        n = node.parent
+        n = up(node)
         while n is not None:
             if n.id in self.poisoned:
                 return [("x", "with")]
             got = self.decls.get(n.id, {}).get(name)
             if got:
                 return got
-            n = n.parent
+            n = up(n)
         return None
 
     def resolve(self, node: Node) -> str:
@@ -67,6 +91,13 @@ class Scopes:
             return encode([own])
         found = self.lookup(node, self.text(node))
         return "x:free" if found is None else encode(found)
+
+
+def up(node: Node) -> Node | None:
+    """``node.parent``, from the walk of the file being bound (one file at a time per process); tree-sitter's own
+    answer for a node outside it."""
+    got = _parents.get(node.id)
+    return got if got is not None else node.parent
 
 
 def encode(decls: list[Decl]) -> str:
@@ -92,7 +123,7 @@ def enclosing(node: Node | None, types: frozenset[str], root: Node) -> Node:
     while node is not None:
         if node.type in types:
             return node
-        node = node.parent
+        node = up(node)
     return root
 
 

@@ -119,22 +119,21 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
     def_bytes: set[int] = set()
     def_nodes: list[Node] = []
     seen: dict[str, int] = {}
-    for cap, nodes in caps.items():
-        if not cap.startswith("def."):
-            continue
-        kind = cap[4:]
-        for n in nodes:
-            name = src[n.start_byte : n.end_byte].decode("utf-8", "replace")
-            q = qual(n.start_byte, name)
-            if q in seen:
-                seen[q] += 1
-                q = f"{q}@{seen[q]}"
-            else:
-                seen[q] = 0
-            decl = n.parent if n.parent is not None else n
-            defs.append([q, name, kind, n.start_point[0] + 1, n.start_point[1], decl.end_point[0] + 1, module, {}])
-            def_nodes.append(n)
-            def_bytes.add(n.start_byte)
+    # in source order, so a repeated name's `@1`, `@2` suffixes are the same on every index build
+    found = sorted(((n.start_byte, cap[4:], n) for cap, nodes in caps.items() if cap.startswith("def.")
+                    for n in nodes), key=operator.itemgetter(0, 1))
+    for _byte, kind, n in found:
+        name = src[n.start_byte : n.end_byte].decode("utf-8", "replace")
+        q = qual(n.start_byte, name)
+        if q in seen:
+            seen[q] += 1
+            q = f"{q}@{seen[q]}"
+        else:
+            seen[q] = 0
+        decl = n.parent if n.parent is not None else n
+        defs.append([q, name, kind, n.start_point[0] + 1, n.start_point[1], decl.end_point[0] + 1, module, {}])
+        def_nodes.append(n)
+        def_bytes.add(n.start_byte)
     lines = None if src.isascii() else src.split(b"\n")
 
     def col_of(row: int, col: int) -> int:  # tree-sitter columns are bytes; prism's are characters
@@ -143,7 +142,8 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
     for d in defs:
         d[4] = col_of(d[3] - 1, d[4])
     binder = _BINDERS.get(lang)
-    sc = Scopes(root, src, lambda n: (n.start_point[0] + 1, col_of(*n.start_point)))
+    sc = Scopes(root, src, lambda n: (n.start_point[0] + 1, col_of(*n.start_point)),
+                getattr(binder, "MARKS", frozenset()))
     info: dict[str, Any] = {"scopes": [module]}
     if binder is not None:
         facts = binder.collect(sc)

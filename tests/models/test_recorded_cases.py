@@ -132,15 +132,11 @@ def anthropic_conversation(request: dict[str, Any]) -> tuple[list[Message], list
 
 
 def normalized(body: dict[str, Any]) -> dict[str, Any]:
-    """Argument strings parsed (spacing is not meaning); keys tomo deliberately omits removed; an assistant tool-call
-    message's missing or null content read as "": the recorders' clients left it out, tomo sends "" on purpose (OpenAI
-    takes either; llama-cpp-python, LM Studio and Ollama need the string: see tomo.models.profile)."""
+    """Argument strings parsed (spacing is not meaning); keys tomo deliberately omits removed."""
     out = {k: v for k, v in body.items() if k not in NOT_SENT}
     messages = []
     for m in body["messages"]:
         m = {k: v for k, v in m.items() if k not in NOT_REPLAYED}
-        if m.get("role") == "assistant" and m.get("tool_calls") and m.get("content") is None:
-            m["content"] = ""
         if "tool_calls" in m:
             m["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.loads(c["function"]["arguments"])}}
                                for c in m["tool_calls"]]

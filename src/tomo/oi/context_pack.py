@@ -50,8 +50,8 @@ class Weights:
     """How much each kind of evidence counts. Defaults were set on half of the benchmark set (docs/context-pack.md)."""
 
     bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
-    bm25_code: float = 0.0  # BM25 again, on the tokens of the code-like anchors only
-    specificity: float = 0.75  # a name defined n times gives each definition 1/n**specificity of its weight
+    bm25_code: float = 1.5  # BM25 again, on the tokens of the code-like anchors only
+    specificity: float = 1.0  # a name defined in n files gives each definition 1/n**specificity of its weight
     member: float = 2.0  # a method whose class is also named in the task
     dotted: float = 2.0  # a dotted path that matches a qualified name's suffix
     message: float = 1.0
@@ -60,7 +60,7 @@ class Weights:
     fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
     fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
-    loose: float = 1.0  # factor for a file outside any package (a script, an example, docs/conf.py)
+    loose: float = 0.5  # factor for a file outside any package (a script, an example, docs/conf.py)
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True
@@ -300,12 +300,15 @@ def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
     parts = a.text.split(".")
     module = idx.modules.get(a.text)
     if module is not None:
-        ev.file(module, a.weight * w.dotted, f"module `{a.text}`")
+        # a package's __init__ is where names are re-exported, seldom where they are written
+        factor = 0.3 if module.endswith("/__init__.py") else 1.0
+        ev.file(module, a.weight * w.dotted * factor, f"module `{a.text}`")
         return
     for k in range(len(parts) - 1, 0, -1):  # pkg.mod.Class.attr: the longest prefix that is a module
         path = idx.modules.get(".".join(parts[:k]))
         if path is not None:
-            ev.file(path, a.weight * w.dotted * 0.5, f"module `{'.'.join(parts[:k])}`")
+            if not path.endswith("/__init__.py"):  # `sympy.core.Mul` says nothing about sympy/core/__init__.py
+                ev.file(path, a.weight * w.dotted * 0.5, f"module `{'.'.join(parts[:k])}`")
             break
     defs = idx.defs(parts[-1])
     if not defs:

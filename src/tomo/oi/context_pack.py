@@ -51,6 +51,8 @@ class Weights:
 
     bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
     bm25_code: float = 1.5  # BM25 again, on the tokens of the code-like anchors only
+    refs: float = 0.0  # files that use (reference) several of the task's code names, the best one gets this much
+    variants: bool = False  # add plain forms of the task's words to the BM25 query (renamed -> rename)
     specificity: float = 1.0  # a name defined in n files gives each definition 1/n**specificity of its weight
     member: float = 2.0  # a method whose class is also named in the task
     dotted: float = 2.0  # a dotted path that matches a qualified name's suffix
@@ -203,7 +205,7 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     if weights.use_anchors:
         _resolve(idx, retrieval, anchors, ev, weights)
     if weights.use_bm25:
-        hits = retrieval.search(task)
+        hits = retrieval.search(task, variants=weights.variants)
         if hits:
             top = hits[0][1]
             for path, s in hits:
@@ -216,6 +218,8 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
                 top = hits[0][1]
                 for path, s in hits:
                     ev.file(path, weights.bm25_code * s / top, "")
+    if weights.use_anchors and weights.refs:
+        _uses(idx, anchors, ev, weights)
     if lsp is not None:
         notes += _lsp_signal(graph.root, lsp, anchors, idx, ev, weights, lsp_timeout)
     if weights.loose != 1.0:
@@ -294,6 +298,31 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
                 best[d.path] = (s, label)
         for path, (s, label) in best.items():
             ev.file(path, s, f"defines `{label}`")
+
+
+def _uses(idx: _Index, anchors: list[Anchor], ev: _Evidence, w: Weights) -> None:
+    """Files that use several of the task's code names (prism's references, by name): the code that ties them."""
+    names: dict[str, float] = {}
+    for a in anchors:
+        if a.kind == "name" and a.weight >= 1.0 and (context_anchors.is_codeish(a.text) or a.text[:1].isupper()):
+            names[a.text] = max(names.get(a.text, 0.0), a.weight)
+    if len(names) < 2:
+        return
+    per_file: dict[str, float] = defaultdict(float)
+    per_file_names: dict[str, int] = defaultdict(int)
+    for name, weight in names.items():
+        rows = idx.conn.execute("SELECT DISTINCT f.path FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
+                                (name,)).fetchall()
+        if not rows or len(rows) > 300:
+            continue
+        spec = 1.0 / math.log2(2 + len(rows))
+        for (path,) in rows:
+            per_file[path] += weight * spec
+            per_file_names[path] += 1
+    top = max(per_file.values(), default=0.0)
+    for path, s in per_file.items():
+        if per_file_names[path] >= 2:
+            ev.file(path, w.refs * s / top, "")
 
 
 def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:

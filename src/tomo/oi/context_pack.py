@@ -51,6 +51,7 @@ class Weights:
 
     bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
     bm25_code: float = 1.5  # BM25 again, on the tokens of the code-like anchors only
+    anchor_scale: float = 0.0  # when set, anchor evidence is rescaled so the best-anchored file has this much
     refs: float = 0.0  # files that use (reference) several of the task's code names, the best one gets this much
     variants: bool = False  # add plain forms of the task's words to the BM25 query (renamed -> rename)
     specificity: float = 1.0  # a name defined in n files gives each definition 1/n**specificity of its weight
@@ -204,6 +205,10 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     notes: list[str] = []
     if weights.use_anchors:
         _resolve(idx, retrieval, anchors, ev, weights)
+        if weights.anchor_scale and ev.files:  # the best-anchored file gets anchor_scale, others in proportion
+            top = max(ev.files.values())
+            for path in ev.files:
+                ev.files[path] *= weights.anchor_scale / top
     if weights.use_bm25:
         hits = retrieval.search(task, variants=weights.variants)
         if hits:

@@ -108,11 +108,24 @@ class ReplyTruncated(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ModelFailed(Event):
+    """The model or its server failed mid-run; the run ends here, and what it did so far is kept in its outcome."""
+
+    kind: ClassVar[str] = "model_failed"
+    agent: str
+    step: int
+    error: str
+    provider: str = ""
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported(Event):
     kind: ClassVar[str] = "usage"
     agent: str
     input_tokens: int
     output_tokens: int
+    estimated: bool = False  # counted by tomo because the server did not say: renderers show "~"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +158,95 @@ class GateBlocked(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class BlockStarted(Event):
+    """oi: a block the model wrote, shown before it runs (``number`` counts the turn's blocks from 1)."""
+
+    kind: ClassVar[str] = "block_started"
+    round: int
+    number: int
+    language: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockOutput(Event):
+    """oi: a block's output after it ran (capped by the sandbox), what tomo noticed, and the files it changed."""
+
+    kind: ClassVar[str] = "block_output"
+    number: int
+    output: str
+    exit_code: int
+    notes: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(Event):
+    """oi: the turn's summary. ``ended_by``: model | rounds | refused | interrupted | error."""
+
+    kind: ClassVar[str] = "turn_ended"
+    ended_by: str
+    rounds: int
+    blocks: int
+    files_changed: list[str]
+    verified: bool
+    gates: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class StageDone(Event):
     kind: ClassVar[str] = "stage_done"
     job_id: str
     stage: str
     workers: int
     tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StageStarted(Event):
+    kind: ClassVar[str] = "stage_started"
+    job_id: str
+    stage: str
+    index: int
+    workers: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStarted(Event):
+    kind: ClassVar[str] = "worker_started"
+    job_id: str
+    stage: str
+    index: int
+    role: str
+    model: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerDone(Event):
+    """status: complete, failed or skipped (never started: the budget was spent)."""
+
+    kind: ClassVar[str] = "worker_done"
+    job_id: str
+    stage: str
+    index: int
+    role: str
+    status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobDone(Event):
+    kind: ClassVar[str] = "job_done"
+    job_id: str
+    status: str
+    reason: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from tomo.events import (
     Event,
     LimitReached,
     ModelCalled,
+    ModelFailed,
     ModelThinking,
     Notice,
     NullSink,
@@ -42,7 +43,7 @@ from tomo.tools import Caller, Registry, ToolResult
 if TYPE_CHECKING:
     from tomo.agents import Agent
 
-StopReason = Literal["steps", "tool_calls", "tokens", "malformed_calls"]
+StopReason = Literal["steps", "tool_calls", "tokens", "malformed_calls", "error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +78,26 @@ class Outcome:
     truncated: bool = False
     finish: Finish | None = None
     results: list[ToolResult] = field(default_factory=list)
+    error: ModelError | None = None  # set with ``stopped_by="error"`` when the model or its server failed
 
     @property
     def completed(self) -> bool:
         return self.stopped_by is None and not self.truncated and self.finish == "stop"
+
+
+class RunFailed(ModelError):
+    """The model failed mid-run. Raised instead of the bare model error so the caller can keep what happened:
+    ``outcome`` holds the history, usage and counts up to the failure (``stopped_by="error"``, ``error`` set).
+
+    It is a :class:`ModelError` with the original's message, hint, provider and status, so code that only wants to
+    report the failure catches it as before; engines that persist runs (oi sessions, team checkpoints, the console)
+    catch ``RunFailed`` and save ``outcome.messages``.
+    """
+
+    def __init__(self, error: ModelError, outcome: Outcome) -> None:
+        super().__init__(error.message, provider=error.provider, status=error.status, hint=error.hint)
+        self.error = error
+        self.outcome = outcome
 
 
 class _Stop(Exception):
@@ -137,10 +154,15 @@ async def run(
             _check(limits.max_tokens_total, out.usage.total, "tokens")
             emit(ModelThinking(name, model_name, out.steps + 1))
             started = time.perf_counter()
-            if stream:
-                reply = await _streamed(model, history, specs, force, limits.max_reply_tokens, name, emit)
-            else:
-                reply = await model.chat(history, specs, force_tools=force, max_tokens=limits.max_reply_tokens)
+            try:
+                if stream:
+                    reply = await _streamed(model, history, specs, force, limits.max_reply_tokens, name, emit)
+                else:
+                    reply = await model.chat(history, specs, force_tools=force, max_tokens=limits.max_reply_tokens)
+            except ModelError as exc:
+                out.stopped_by, out.error = "error", exc
+                emit(ModelFailed(name, out.steps + 1, exc.message, exc.provider, exc.status))
+                raise RunFailed(exc, out) from exc
             force = False  # forced on the first turn only: a forced model must be able to stop
             out.steps += 1
             out.usage += reply.usage
@@ -169,7 +191,7 @@ async def run(
         emit(LimitReached(name, stop.reason, stop.value))
         return out
     finally:
-        emit(UsageReported(name, out.usage.input_tokens, out.usage.output_tokens))
+        emit(UsageReported(name, out.usage.input_tokens, out.usage.output_tokens, out.usage.estimated))
 
 
 async def _answer(agent: Agent, registry: Registry, caller: Caller, calls: list[ToolCall], limits: Limits,

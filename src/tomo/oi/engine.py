@@ -1,0 +1,343 @@
+"""The oi engine: the model's only action is code. Each reply's Python and shell blocks run in the sandbox, in order;
+their output goes back; a reply with no runnable block ends the turn -- unless a gate keeps it open.
+
+One round is one model reply and the blocks it wrote. The approval gate sees every block before it runs. The exec
+and repro gates (:mod:`tomo.oi.gates`) look at the evidence when the model tries to stop; if a gate that is on is
+not satisfied, the model is told exactly what is missing and the refusal costs a round, so a model cannot argue its
+way past a gate, only run its way past it, within ``max_rounds``.
+
+``turn`` returns every message the turn produced (the user's first) however it ended -- the model stopped, the
+rounds ran out, the user refused a block or pressed Ctrl-C, the model failed -- so the caller can always save the
+session; :attr:`Engine.last` says how it ended. Ctrl-C (:meth:`Engine.interrupt`) during a block stops that block's
+whole process tree and tells the model; a second one, or one while the model is thinking, ends the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tomo.errors import ModelError, SandboxError
+from tomo.events import (
+    AssistantSaid,
+    BlockOutput,
+    BlockStarted,
+    CodeRan,
+    GateBlocked,
+    LimitReached,
+    ModelCalled,
+    ModelThinking,
+    Notice,
+    NullSink,
+    ReplyTruncated,
+    Sink,
+    TextStreamed,
+    TurnEnded,
+    UsageReported,
+)
+from tomo.models.base import Model
+from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
+from tomo.oi.approval import ApproveAll, Gate
+from tomo.oi.blocks import Block, extract
+from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
+from tomo.oi.gates import GateVerdict, TurnGates
+from tomo.oi.prompts import system_prompt
+from tomo.sandbox import Limits, Sandbox
+from tomo.sandbox.model import MAX_CODE_BYTES
+
+T = TypeVar("T")
+AGENT = "oi"
+CONTEXT_BUDGET_TOKENS = 1500
+BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+
+
+@dataclass(slots=True)
+class TurnSummary:
+    """How a turn ended. ``verified``: the model ended it itself and every gate that is on is satisfied."""
+
+    ended_by: str = "model"  # model | rounds | refused | interrupted | error
+    rounds: int = 0
+    blocks: int = 0
+    files_changed: list[str] = field(default_factory=list)
+    gates: dict[str, GateVerdict] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.ended_by == "model" and all(v.satisfied for v in self.gates.values() if v.on)
+
+    def gates_dict(self) -> dict[str, Any]:
+        return {name: v.to_dict() for name, v in self.gates.items()}
+
+
+class Engine:
+    def __init__(
+        self,
+        model: Model,
+        sandbox: Sandbox,
+        gate: Gate | None = None,
+        workspace: str | Path = ".",
+        lsp: str | None = None,
+        max_rounds: int = 20,
+        exec_gate: bool = False,
+        repro: bool = False,
+        system: str | None = None,
+        *,
+        limits: Limits | None = None,
+        context: bool = True,
+        context_budget: int = CONTEXT_BUDGET_TOKENS,
+        output_chars: int = MODEL_OUTPUT_CHARS,
+        checkpoint: Callable[[list[Message]], None] | None = None,
+        stream: bool = False,
+    ) -> None:
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        self.model = model
+        self.sandbox = sandbox
+        self.gate: Gate = gate or ApproveAll()
+        self.root = Path(workspace).resolve()
+        self.lsp = lsp
+        self.max_rounds = max_rounds
+        self.exec_gate = exec_gate
+        self.repro = repro
+        self.system = system if system is not None else system_prompt()
+        self.limits = limits or sandbox.limits
+        self.context = context
+        self.context_budget = context_budget
+        self.output_chars = output_chars
+        self.checkpoint = checkpoint
+        self.stream = stream
+        self.last = TurnSummary()
+        self._task: asyncio.Future[Any] | None = None
+        self._in_block = False
+        self._interrupts = 0
+        self._end = False
+
+    # ---- interrupts -------------------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop the running block (its whole tree) and tell the model; a second one, or one while no
+        block runs, ends the turn. Safe to call from a signal handler on the engine's event loop."""
+        self._interrupts += 1
+        if self._interrupts >= 2 or not self._in_block:
+            self._end = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def _guarded(self, work: Awaitable[T]) -> tuple[T | None, bool]:
+        """Runs ``work`` so that :meth:`interrupt` can cancel it alone; returns (result, interrupted)."""
+        task = asyncio.ensure_future(work)
+        self._task = task
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:  # the turn itself was cancelled: take the work down with it
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+        finally:
+            self._task = None
+        if task.cancelled():
+            return None, True
+        return task.result(), False
+
+    # ---- the turn ---------------------------------------------------------------------------------------------
+
+    async def turn(self, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
+        sink = sink or NullSink()
+        emit = sink.emit
+        self._interrupts, self._end = 0, False
+        summary = self.last = TurnSummary()
+        new = [Message.user(self._with_context(user, history, emit))]
+        gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro)
+        gates.start()
+        told_unrunnable = False
+        try:
+            while True:
+                if self._end:
+                    summary.ended_by = "interrupted"
+                    break
+                if summary.rounds >= self.max_rounds:
+                    summary.ended_by = "rounds"
+                    emit(LimitReached(AGENT, "rounds", self.max_rounds))
+                    break
+                emit(ModelThinking(AGENT, self.model.name, summary.rounds + 1))
+                started = time.perf_counter()
+                reply, interrupted = await self._guarded(self._ask([Message.system(self.system), *history, *new],
+                                                                   emit))
+                if interrupted or reply is None:
+                    summary.ended_by = "interrupted"
+                    new.append(Message.user("[tomo: the user interrupted the turn (Ctrl-C) while you were answering; "
+                                            "the session was saved.]"))
+                    break
+                summary.rounds += 1
+                summary.usage += reply.usage
+                emit(ModelCalled(AGENT, self.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
+                                 reply.usage.output_tokens, time.perf_counter() - started))
+                message = Message.assistant(reply.message.content)  # code is the only action: tool calls are dropped
+                new.append(message)
+                if message.content:
+                    emit(AssistantSaid(AGENT, message.content))
+                if reply.finish == "length":
+                    emit(ReplyTruncated(AGENT, summary.rounds))
+                found = extract(message.content)
+                if not found.runnable:
+                    note = found.skipped_note()
+                    if note and not told_unrunnable:
+                        told_unrunnable = True
+                        new.append(Message.user(note))
+                        self._save(new)
+                        continue
+                    missing = gates.unsatisfied()
+                    if not missing:
+                        summary.ended_by = "model"
+                        break
+                    for name, reason in missing:
+                        gates.refusals[name] += 1
+                        emit(GateBlocked(name, reason))
+                    new.append(Message.user(refusal(missing, self.max_rounds - summary.rounds)))
+                    self._save(new)
+                    continue
+                reports: list[str] = []
+                refused = await self._run_blocks(found.runnable, summary, gates, reports, emit)
+                new.append(Message.user("\n\n".join(reports)))
+                self._save(new)
+                if refused:
+                    summary.ended_by = "refused"
+                    break
+        except ModelError as exc:
+            summary.ended_by, summary.error = "error", exc.message
+            emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
+        finally:
+            summary.files_changed = gates.files_changed()
+            summary.gates = gates.verdicts()
+            gates.close()
+            self._save(new)
+            emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens))
+            emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
+                           summary.gates_dict()))
+        return new
+
+    async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
+        """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream."""
+        if not self.stream:
+            return await self.model.chat(messages, [])
+        async for item in self.model.stream(messages, []):
+            if isinstance(item, TextDelta):
+                emit(TextStreamed(AGENT, item.text))
+            elif isinstance(item, ReplyDone):
+                return item.reply
+        raise ModelError(f"model {self.model.name!r} ended its stream without a final reply", provider=self.model.name,
+                         hint="this is a bug in the model adapter: every stream must end with ReplyDone")
+
+    async def _run_blocks(self, blocks: list[Block], summary: TurnSummary, gates: TurnGates, reports: list[str],
+                          emit: Callable[[Any], None]) -> bool:
+        """Runs one reply's blocks in order; True when the user refused one (the turn then ends)."""
+        for index, block in enumerate(blocks):
+            number = summary.blocks + 1  # blocks counts the blocks that ran; a declined one did not
+            assert block.runner is not None
+            emit(BlockStarted(summary.rounds, number, block.runner, block.code))
+            if not await self.gate.approve(block, number):
+                rest = len(blocks) - index - 1
+                emit(GateBlocked("approval", f"the user declined block {number}"))
+                reports.append(f"[tomo: the user declined to run block {number}; it did not run"
+                               + (f", nor did the {rest} block(s) after it" if rest else "") +
+                               ". The turn ends here; the user will say what to do instead.]")
+                return True
+            summary.blocks = number
+            reports.append(await self._run_block(block, number, gates, emit))
+            if self._end or gates.checks[-1].interrupted:
+                rest = len(blocks) - index - 1
+                if rest:
+                    reports.append(f"[tomo: the {rest} block(s) after block {number} did not run.]")
+                break
+        return False
+
+    async def _run_block(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
+        assert block.runner is not None
+        if len(block.code.encode()) > MAX_CODE_BYTES:
+            gates.record(number, block.runner, block.code, 2)
+            return (f"[block {number} ({block.runner}) · not run]\n[tomo: the block is {len(block.code.encode()):,} "
+                    f"bytes; one block may be at most {MAX_CODE_BYTES:,}. Write the code to a file in smaller blocks "
+                    "and run the file.]")
+        argv = self._argv(block, gates.prepare(number))
+        seen: list[bytes] = []
+        budget = [self.limits.output_bytes]
+
+        def keep(chunk: bytes) -> None:  # what ran before an interrupt is still worth showing
+            if budget[0] > 0:
+                seen.append(chunk[: budget[0]])
+                budget[0] -= len(chunk)
+
+        started = time.monotonic()
+        self._in_block = True
+        try:
+            result, interrupted = await self._guarded(
+                self.sandbox.run(argv, "argv", self.root, self.limits, on_output=keep))
+        except SandboxError as exc:
+            gates.record(number, block.runner, block.code, 126)
+            emit(Notice("error", f"block {number} could not start: {exc.message}"))
+            return f"[block {number} ({block.runner}) · could not start]\n[tomo: {exc.message}]"
+        finally:
+            self._in_block = False
+        seconds = time.monotonic() - started
+        if result is None:
+            output = b"".join(seen).decode("utf-8", "replace")
+            code, notes, timed_out = 130, ["interrupted by the user (Ctrl-C); the block's processes were killed"], False
+        else:
+            output, code, notes, timed_out = result.output, result.exit_code, list(result.notes), result.timed_out
+        check = gates.record(number, block.runner, block.code, code, timed_out=timed_out, interrupted=interrupted)
+        emit(CodeRan(block.runner, code, seconds, timed_out, bool(result and result.truncated)))
+        emit(BlockOutput(number, output, code, notes, check.changed, interrupted))
+        return block_report(number, block.runner, code, output, seconds=seconds, notes=notes, changed=check.changed,
+                            interrupted=interrupted, limit=self.output_chars)
+
+    def _argv(self, block: Block, env: dict[str, str]) -> list[str]:
+        command = [self.sandbox.python, "-u", "-c", block.code] if block.runner == "python" else [BASH, "-c",
+                                                                                                    block.code]
+        if not env:
+            return command
+        if self.sandbox.name == "local" and os.environ.get("PYTHONPATH"):  # the local box inherits tomo's environment
+            env = {**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]}
+        return ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *command]
+
+    def _with_context(self, user: str, history: Sequence[Message], emit: Callable[[Any], None]) -> str:
+        """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
+        if history or not self.context:
+            return user
+        try:
+            module = importlib.import_module("tomo.oi.context_pack")
+        except ImportError:
+            return user
+        try:
+            pack = module.build(self.root, user, lsp=self.lsp, budget_tokens=self.context_budget)
+        except Exception as exc:  # the pack is a help, never a reason to fail the turn
+            emit(Notice("warning", f"no context pack: {type(exc).__name__}: {exc}"))
+            return user
+        for note in getattr(pack, "notes", None) or ():
+            emit(Notice("info", f"context pack: {note}"))
+        text = str(getattr(pack, "text", "") or "").strip()
+        return f"{user}\n\n{text}" if text else user
+
+    def _save(self, new: list[Message]) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint(new)
+
+
+def refusal(missing: list[tuple[str, str]], rounds_left: int, *,
+            how: str = "in a python or bash block; a reply without a block") -> str:
+    """What the model reads when a gate keeps its turn open: each gate's reason, and what to do."""
+    names = {"exec": "exec gate", "repro": "repro gate"}
+    lines = [f"[tomo: you cannot end the turn yet; the {names.get(n, n)} is not satisfied: {reason}]"
+             for n, reason in missing]
+    lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing {how} is refused again until the gate "
+                 "is satisfied.]")
+    return "\n".join(lines)

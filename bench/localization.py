@@ -1,6 +1,7 @@
 """Localization: does the context pack find the file and the functions a real task is about, with no model?
 
-    python bench/localization.py [--data FILE] [--mirrors DIR] [--work DIR] [--limit N] [--lsp CMD] [--no-write]
+    python bench/localization.py [--data FILE] [--mirrors DIR] [--work DIR] [--limit N] [--repo R] [--lsp CMD]
+                                 [--all-cold] [--no-write]
 
 Tasks: ../shared/data/swebench-lite/dev.jsonl (101 SWE-bench Lite tasks; gold_files and gold_functions from each
 gold patch). Each task's repository is extracted at its base commit from a mirror (``--mirrors``, default
@@ -63,7 +64,7 @@ class Variant:
 
 
 VARIANTS = [
-    Variant("BM25 alone (floor)", Weights(use_anchors=False)),
+    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, loose=1.0)),
     Variant("anchors in prism alone", Weights(use_bm25=False)),
     Variant("context pack (anchors + BM25)", Weights()),
 ]
@@ -196,6 +197,7 @@ def main() -> None:
     ap.add_argument("--mirrors", default="/work/.mirror", help="git directories of the repositories (OWNER+NAME/repo)")
     ap.add_argument("--work", default="/tmp/ctx/trees", help="where task trees are extracted (kept for warm runs)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N tasks")
+    ap.add_argument("--repo", action="append", default=[], help="only this repository's tasks (repeatable)")
     ap.add_argument("--lsp", help="also score the pack with this language server (slow: one server per task)")
     ap.add_argument("--no-write", action="store_true", help="print the table, do not touch docs/benchmarks.md")
     ap.add_argument("--all-cold", action="store_true",
@@ -210,6 +212,8 @@ def main() -> None:
         return
     tasks = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     tasks.sort(key=lambda t: (t["repo"], t["instance_id"]))
+    if args.repo:
+        tasks = [t for t in tasks if t["repo"] in args.repo]
     if args.limit:
         tasks = tasks[: args.limit]
     mirrors, work = Path(args.mirrors), Path(args.work)

@@ -50,8 +50,11 @@ class Weights:
     """How much each kind of evidence counts. Defaults were set on half of the benchmark set (docs/context-pack.md)."""
 
     bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
-    bm25_code: float = 0.0  # BM25 again, on the tokens of the code-like anchors only
-    specificity: float = 0.75  # a name defined n times gives each definition 1/n**specificity of its weight
+    bm25_code: float = 1.5  # BM25 again, on the tokens of the code-like anchors only
+    anchor_scale: float = 0.0  # when set, anchor evidence is rescaled so the best-anchored file has this much
+    refs: float = 0.0  # files that use (reference) several of the task's code names, the best one gets this much
+    variants: bool = False  # add plain forms of the task's words to the BM25 query (renamed -> rename)
+    specificity: float = 1.0  # a name defined in n files gives each definition 1/n**specificity of its weight
     member: float = 2.0  # a method whose class is also named in the task
     dotted: float = 2.0  # a dotted path that matches a qualified name's suffix
     message: float = 1.0
@@ -60,7 +63,7 @@ class Weights:
     fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
     fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
-    loose: float = 1.0  # factor for a file outside any package (a script, an example, docs/conf.py)
+    loose: float = 0.5  # factor for a file outside any package (a script, an example, docs/conf.py)
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True
@@ -202,8 +205,12 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     notes: list[str] = []
     if weights.use_anchors:
         _resolve(idx, retrieval, anchors, ev, weights)
+        if weights.anchor_scale and ev.files:  # the best-anchored file gets anchor_scale, others in proportion
+            top = max(ev.files.values())
+            for path in ev.files:
+                ev.files[path] *= weights.anchor_scale / top
     if weights.use_bm25:
-        hits = retrieval.search(task)
+        hits = retrieval.search(task, variants=weights.variants)
         if hits:
             top = hits[0][1]
             for path, s in hits:
@@ -216,6 +223,8 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
                 top = hits[0][1]
                 for path, s in hits:
                     ev.file(path, weights.bm25_code * s / top, "")
+    if weights.use_anchors and weights.refs:
+        _uses(idx, anchors, ev, weights)
     if lsp is not None:
         notes += _lsp_signal(graph.root, lsp, anchors, idx, ev, weights, lsp_timeout)
     if weights.loose != 1.0:
@@ -296,16 +305,44 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
             ev.file(path, s, f"defines `{label}`")
 
 
+def _uses(idx: _Index, anchors: list[Anchor], ev: _Evidence, w: Weights) -> None:
+    """Files that use several of the task's code names (prism's references, by name): the code that ties them."""
+    names: dict[str, float] = {}
+    for a in anchors:
+        if a.kind == "name" and a.weight >= 1.0 and (context_anchors.is_codeish(a.text) or a.text[:1].isupper()):
+            names[a.text] = max(names.get(a.text, 0.0), a.weight)
+    if len(names) < 2:
+        return
+    per_file: dict[str, float] = defaultdict(float)
+    per_file_names: dict[str, int] = defaultdict(int)
+    for name, weight in names.items():
+        rows = idx.conn.execute("SELECT DISTINCT f.path FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
+                                (name,)).fetchall()
+        if not rows or len(rows) > 300:
+            continue
+        spec = 1.0 / math.log2(2 + len(rows))
+        for (path,) in rows:
+            per_file[path] += weight * spec
+            per_file_names[path] += 1
+    top = max(per_file.values(), default=0.0)
+    for path, s in per_file.items():
+        if per_file_names[path] >= 2:
+            ev.file(path, w.refs * s / top, "")
+
+
 def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
     parts = a.text.split(".")
     module = idx.modules.get(a.text)
     if module is not None:
-        ev.file(module, a.weight * w.dotted, f"module `{a.text}`")
+        # a package's __init__ is where names are re-exported, seldom where they are written
+        factor = 0.3 if module.endswith("/__init__.py") else 1.0
+        ev.file(module, a.weight * w.dotted * factor, f"module `{a.text}`")
         return
     for k in range(len(parts) - 1, 0, -1):  # pkg.mod.Class.attr: the longest prefix that is a module
         path = idx.modules.get(".".join(parts[:k]))
         if path is not None:
-            ev.file(path, a.weight * w.dotted * 0.5, f"module `{'.'.join(parts[:k])}`")
+            if not path.endswith("/__init__.py"):  # `sympy.core.Mul` says nothing about sympy/core/__init__.py
+                ev.file(path, a.weight * w.dotted * 0.5, f"module `{'.'.join(parts[:k])}`")
             break
     defs = idx.defs(parts[-1])
     if not defs:

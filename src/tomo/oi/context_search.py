@@ -51,6 +51,15 @@ def _word_tokens(w: str) -> tuple[str, ...]:
     return (whole,)
 
 
+def word_variants(t: str) -> list[str]:
+    """Plain forms of an English-looking token: a light suffix strip, never shorter than four letters."""
+    out = []
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
+        if t.endswith(suffix) and len(t) - len(suffix) + len(repl) >= 4:
+            out.append(t[: len(t) - len(suffix)] + repl)
+    return [v for v in out if v != t and v not in STOP]
+
+
 def path_tokens(path: str) -> list[str]:
     return tokens(re.sub(r"\.\w+$", "", path).replace("/", " "))
 
@@ -107,9 +116,16 @@ class Retrieval:
     def close(self) -> None:
         self.conn.close()
 
-    def search(self, query: str, limit: int = 200, path_weight: float = 2.0) -> list[tuple[str, float]]:
-        """Files ranked by BM25 against ``query``'s tokens: (path, score), best first, score > 0."""
+    def search(self, query: str, limit: int = 200, path_weight: float = 2.0,
+               variants: bool = False) -> list[tuple[str, float]]:
+        """Files ranked by BM25 against ``query``'s tokens: (path, score), best first, score > 0.
+
+        ``variants`` adds each prose word's plain form (``renamed`` -> ``rename``, ``fields`` -> ``field``), so
+        the task's English meets the code's names without stemming the index.
+        """
         terms = list(dict.fromkeys(tokens(query)))
+        if variants:
+            terms = list(dict.fromkeys(terms + [v for t in terms for v in word_variants(t)]))
         return self.search_terms(terms, limit, path_weight)
 
     def search_terms(self, terms: list[str], limit: int = 200, path_weight: float = 2.0) -> list[tuple[str, float]]:

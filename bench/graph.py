@@ -15,6 +15,7 @@ over LSP asked again until its answer stops changing. Method notes: docs/benchma
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -77,6 +78,25 @@ def prism_snapshot(spec: str, data: Path) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------ measuring
+PEER_PACKAGES = {"jedi": "jedi", "rope": "rope", "basedpyright": "basedpyright"}
+
+
+def peer_versions(flask_python: Path | None) -> dict[str, str]:
+    """Each peer's version as installed (importlib.metadata in this interpreter, which the workers run), and the
+    pytest of flask's test venv: read from the packages, never written by hand."""
+    found: dict[str, str] = {}
+    for tool, package in PEER_PACKAGES.items():
+        try:
+            found[tool] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[tool] = "not installed"
+    if flask_python is not None and flask_python.exists():
+        probe = "import importlib.metadata as m; print(m.version('pytest'))"
+        out = subprocess.run([str(flask_python), "-c", probe], capture_output=True, text=True)
+        found["pytest (flask's venv)"] = out.stdout.strip() or "unknown"
+    return found
+
+
 def measure_refs(
     tool: str, project: str, root: Path, targets: list[Target], repeats: int, data: Path
 ) -> dict[str, Any]:
@@ -171,6 +191,8 @@ def compare(results: dict[str, dict[str, Any]], target: Target, root: Path) -> d
         conf = {(r[0], r[1]): (r[3], r[4]) for r in prism_q["refs"]}
         beyond = {k: v for k, v in conf.items() if k not in union and k != (target.path, target.line)}
         out["prism_missing"] = sorted(agreed - set(conf))
+        out["prism_agreed_confirmed"] = sorted(k for k in agreed if conf.get(k, ("",))[0] == "confirmed")
+        out["prism_agreed_ambiguous"] = sorted(k for k in agreed if k in conf and conf[k][0] != "confirmed")
         out["prism_beyond"] = beyond
         out["prism_confirmed_beyond"] = sorted(k for k, v in beyond.items() if v[0] == "confirmed")
         out["prism_ambiguous_beyond"] = sorted(k for k, v in beyond.items() if v[0] != "confirmed")
@@ -281,6 +303,11 @@ def symbol_table(
             rep = q.get("repeat_s") if q else None
             med = sorted(rep)[len(rep) // 2] if rep else None
             found = "n/a" if s is None else f"{len(s & cmp['agreed'])}/{len(cmp['agreed'])}"
+            found_ambiguous = ""
+            if tool == "prism" and "prism_agreed_confirmed" in cmp:
+                # a confirmed-only rename (prism's default) changes exactly the confirmed ones: judge it on those
+                found = f"{len(cmp['prism_agreed_confirmed'])}/{len(cmp['agreed'])}"
+                found_ambiguous = f"{len(cmp['prism_agreed_ambiguous'])}/{len(cmp['agreed'])}"
             extra = ""
             if tool == "prism" and "prism_beyond" in cmp:
                 extra = (
@@ -293,9 +320,11 @@ def symbol_table(
                     f"`{qualname.split('.', 1)[1]}`" if i == 0 else "",
                     tool,
                     fmt_s(q.get("first_s")) if q else "n/a",
-                    fmt_ms(rep) + ("" if tool == "prism" else ratio(med, prism_rep)),
+                    fmt_ms(rep) + ("" if tool == "prism" else ratio(med, prism_rep))
+                    + (", a whole rename computed" if tool.startswith("rope") and rep else ""),
                     "n/a" if s is None else len(s),
                     found,
+                    found_ambiguous,
                     extra,
                 ]
             )
@@ -305,7 +334,8 @@ def symbol_table(
         "first answer (s)",
         "repeat query (ms, ×prism)",
         "refs (lines)",
-        "peers' agreed found",
+        "peers' agreed found (prism: confirmed)",
+        "peers' agreed found only as ambiguous (prism)",
         "beyond all 3 peers",
     ]
     return table(headers, rows)
@@ -372,6 +402,12 @@ def details(comparisons: dict[str, dict[str, Any]], targets: dict[str, Target]) 
             line += f" prism misses {len(miss)} agreed" + (
                 ": " + ", ".join(f"{p}:{n}" for p, n in miss[:8]) if miss else ""
             )
+            amb = cmp["prism_agreed_ambiguous"]
+            line += f", confirms {len(cmp['prism_agreed_confirmed'])}" + (
+                f" and finds {len(amb)} only as ambiguous (a confirmed-only rename leaves those: "
+                + ", ".join(f"{p}:{n}" for p, n in amb[:8]) + (" …" if len(amb) > 8 else "") + ")"
+                if amb else ""
+            )
             beyond = cmp["prism_beyond"]
             if beyond:
                 shown = sorted(beyond.items())[:8]
@@ -400,20 +436,30 @@ def goals(all_results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 SYMBOL_NOTE = (
     "References are compared by (path, line), the definition's own line left out. "
-    '"peers\' agreed" = lines that jedi, rope and basedpyright all report; "beyond" = lines none of the three reports '
-    "(for prism: how it labels them; for rope-unsure: how many it adds)."
+    '"peers\' agreed" = lines that jedi, rope and basedpyright all report. For prism the agreed lines it finds are '
+    "split by its label: the first column counts those it confirms (what a confirmed-only rename changes, so judge "
+    "such a rename on that column), the next those it finds only as ambiguous (left for a person unless "
+    '--apply-ambiguous). "beyond" = lines none of the three peers reports (for prism: how it labels them; for '
+    "rope-unsure: how many it adds). rope has no find-references call here: its query is `Rename.get_changes`, the "
+    "whole rename computed, so its repeat figure is the cost of a rename computation, not of a lookup."
 )
 
 
 def load_note(raw: dict[str, Any]) -> str:
     loads = [r["cold"].get("load1", 0.0) for p in raw["results"].values() for r in p.values()]
-    if not loads or max(loads) < 1.5:
-        return ""
+    where = f"up to {max(loads):.1f}" if loads else "not recorded"
     return (
-        f"Caution: the machine was not idle (1-minute load average up to {max(loads):.1f} on "
-        f"{os.cpu_count()} cores during the reference runs), so wall times are inflated; the CPU column is less "
-        "affected."
+        f"The machine was shared: {os.cpu_count()} cores used by other sessions while this ran (1-minute load "
+        f"average {where} during the reference runs), so wall times are inflated and move from run to run; ratios "
+        "from the same run and the CPU column are the fairer comparison."
     )
+
+
+def versions_note(raw: dict[str, Any]) -> str:
+    found = raw.get("versions")
+    if not found:
+        return "Peer versions were not recorded by this run."
+    return "Versions, read from the installed packages: " + ", ".join(f"{k} {v}" for k, v in found.items()) + "."
 
 
 def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
@@ -425,12 +471,15 @@ def render(raw: dict[str, Any], roots: dict[str, Path]) -> str:
         f"prism measured from `{raw['prism']}`. Whole run {raw['elapsed_s'] / 60:.1f} min. "
         "Sources: " + ", ".join(PINS[p].replace("==", " ") for p in all_results) + " sdists. "
         "Peer set-up and caveats: docs/benchmarks-graph-notes.md.",
+        versions_note(raw),
         goals(all_results),
         load_note(raw),
         "### Index, refresh, memory\n\n" + project_table(all_results),
         "### References per symbol\n\n" + SYMBOL_NOTE + "\n\n" + symbol_table(all_results, comparisons, targets),
         details(comparisons, targets),
-        "" if not renames else "### Rename, then run flask's own tests (pytest 9.0.2)\n\n" + rename_table(renames),
+        "" if not renames else "### Rename, then run flask's own tests (pytest "
+        + raw.get("versions", {}).get("pytest (flask's venv)", "version not recorded") + ")\n\n"
+        + rename_table(renames),
     ]
     return "\n\n".join(p for p in parts if p)
 
@@ -476,6 +525,7 @@ def main() -> None:
             raw_path.write_text(json.dumps(raw, indent=1), encoding="utf-8")  # keep what is measured so far
         if not args.no_rename:
             raw["renames"] = measure_renames(tools, roots["flask"], data)
+        raw["versions"] = peer_versions(None if args.no_rename else data / "flaskvenv" / "bin" / "python")
         raw["elapsed_s"] = time.perf_counter() - started
         raw_path.write_text(json.dumps(raw, indent=1), encoding="utf-8")
 

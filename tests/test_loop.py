@@ -245,7 +245,8 @@ async def test_jsonl_transcript_records_the_run(tmp_path: Any) -> None:
     kinds = [row["kind"] for row in read_jsonl(path)]
     assert kinds == ["model_thinking", "model_called", "tool_refused", "tool_called", "model_thinking",
                      "model_called", "assistant_said", "usage"]
-    assert read_jsonl(path)[-1] == {"kind": "usage", "agent": "reader", "input_tokens": 3, "output_tokens": 4}
+    assert read_jsonl(path)[-1] == {"kind": "usage", "agent": "reader", "input_tokens": 3, "output_tokens": 4,
+                                     "estimated": False}
 
 
 def test_run_sync_keeps_the_given_history_untouched() -> None:
@@ -277,10 +278,18 @@ LIMITS = st.builds(Limits, max_steps=st.integers(1, 8), max_tool_calls=st.intege
 def test_any_script_stays_within_limits_and_answers_every_call(replies: list[dict[str, Any]], limits: Limits) -> None:
     tools = Counter()
     model = ScriptedModel([*replies, {"content": "done"}])
-    out = run_sync(READER, model, tools.registry, CALLER, "go", limits)
+    sink = ListSink()
+    out = run_sync(READER, model, tools.registry, CALLER, "go", limits, sink)
     assert out.steps <= limits.max_steps  # type: ignore[operator]
     assert out.tool_calls <= limits.max_tool_calls  # type: ignore[operator]
     assert out.malformed_calls <= limits.max_malformed  # type: ignore[operator]
+    # the token budget: no model call starts once the tokens spent reach it, and a run stopped for tokens spent them
+    calls = [e.input_tokens + e.output_tokens for e in sink.of(ModelCalled)]
+    assert len(calls) == out.steps and sum(calls) == out.usage.total
+    assert all(sum(calls[:k]) < limits.max_tokens_total for k in range(len(calls)))  # type: ignore[operator]
+    assert (out.stopped_by == "tokens") <= (out.usage.total >= limits.max_tokens_total)  # type: ignore[operator]
+    if out.stopped_by == "tokens":
+        assert [(e.limit, e.value) for e in sink.of(LimitReached)] == [("tokens", limits.max_tokens_total)]
     assert "delete_job" not in tools.runs and all(t == 1147 for t in tools.runs.get("list_jobs", []))
     assert (out.stopped_by is None) == (out.messages[-1].role == "assistant")
     if out.stopped_by is None:

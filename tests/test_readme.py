@@ -34,3 +34,24 @@ def test_the_configuration_example_is_valid(tmp_path: Path) -> None:
     assert settings.model == "ollama:qwen2.5-coder:7b"
     assert settings.agents["reader"].tools == ["list_jobs", "show_job"]
     assert settings.sandbox.kind == "strict"
+
+
+def test_the_docs_state_the_precedence_the_code_applies(tmp_path: Path) -> None:
+    """User file < project file < environment, in the code (each layer names a model) and in the order the README's
+    Configuration section and docs/DESIGN.md name the layers."""
+    from tomo.config import load_settings
+
+    user, project = tmp_path / "user.toml", tmp_path / "tomo.toml"
+    user.write_text('model = "from-user"\n')
+    assert load_settings(tmp_path, env={}, user_file=user, project_file=tmp_path / "none.toml").model == "from-user"
+    project.write_text('model = "from-project"\n')
+    assert load_settings(tmp_path, env={}, user_file=user).model == "from-project"
+    assert load_settings(tmp_path, env={"TOMO_MODEL": "from-env"}, user_file=user).model == "from-env"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Configuration"):][:800]
+    design = (ROOT / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    bullet = design[design.index("- Configuration"):][:400]
+    for text in (section, bullet):
+        order = [text.index("built-in defaults"), text.index("~/.config/tomo/tomo.toml"),
+                 text.index("project's `tomo.toml`"), text.index("the environment")]
+        assert order == sorted(order), text

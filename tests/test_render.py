@@ -121,6 +121,9 @@ def test_tomo_replay_shows_a_saved_transcript(tmp_path: Path, run_tomo) -> None:
     assert [line for line in as_json.stdout.splitlines() if '"tool_refused"' in line]
     missing = run_tomo("replay", str(tmp_path / "none.jsonl"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr and "hint:" in missing.stderr
+    a_dir = run_tomo("replay", str(tmp_path))  # a directory is not "missing": say what it is and what to pass
+    assert a_dir.returncode == 2 and "does not exist" not in a_dir.stderr, a_dir.stderr
+    assert "is a directory, not a transcript file" in a_dir.stderr and "e.g. one of: t.jsonl" in a_dir.stderr
     broken = tmp_path / "broken.jsonl"
     broken.write_text(transcript.read_text().splitlines()[0] + "\n{not json\n")
     for args in (("replay", str(broken)), ("replay", str(broken), "--json")):

@@ -1,4 +1,4 @@
-"""Settings: ``tomo.toml`` in the project, then ``~/.config/tomo/tomo.toml``, then the environment. Later wins.
+"""Settings, lowest first: built-in defaults, ``~/.config/tomo/tomo.toml``, the project's tomo.toml, the environment.
 
 Precedence, lowest first: built-in defaults < user file (``~/.config/tomo/tomo.toml``) < project file (the first
 ``tomo.toml`` found walking up from the working directory) < environment variables. Sections a part does not know

@@ -125,6 +125,7 @@ class UsageReported(Event):
     agent: str
     input_tokens: int
     output_tokens: int
+    estimated: bool = False  # counted by tomo because the server did not say: renderers show "~"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +201,52 @@ class StageDone(Event):
     stage: str
     workers: int
     tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StageStarted(Event):
+    kind: ClassVar[str] = "stage_started"
+    job_id: str
+    stage: str
+    index: int
+    workers: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStarted(Event):
+    kind: ClassVar[str] = "worker_started"
+    job_id: str
+    stage: str
+    index: int
+    role: str
+    model: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerDone(Event):
+    """status: complete, failed or skipped (never started: the budget was spent)."""
+
+    kind: ClassVar[str] = "worker_done"
+    job_id: str
+    stage: str
+    index: int
+    role: str
+    status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobDone(Event):
+    kind: ClassVar[str] = "job_done"
+    job_id: str
+    status: str
+    reason: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,7 +191,7 @@ async def run(
         emit(LimitReached(name, stop.reason, stop.value))
         return out
     finally:
-        emit(UsageReported(name, out.usage.input_tokens, out.usage.output_tokens))
+        emit(UsageReported(name, out.usage.input_tokens, out.usage.output_tokens, out.usage.estimated))
 
 
 async def _answer(agent: Agent, registry: Registry, caller: Caller, calls: list[ToolCall], limits: Limits,

@@ -85,6 +85,18 @@ def test_the_models_own_notices_reach_the_user(run_tomo, shop: Path, monkeypatch
     assert "HTTP 500; retry 1 of 2" in done.stdout
 
 
+def test_a_run_that_never_started_leaves_no_transcript(run_tomo, shop: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    for bad_model in (f"scripted:{tmp_path / 'no-such-script.json'}", "claude:claude-x"):
+        done = run_tomo("assist", TASK, "--model", bad_model, "--root", str(shop), "--transcript", str(transcript),
+                        env={"ANTHROPIC_API_KEY": ""})
+        assert done.returncode == 2 and "error:" in done.stderr, (bad_model, done.stdout, done.stderr)
+        assert not transcript.exists(), bad_model
+    into_a_dir = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--transcript",
+                          str(tmp_path))
+    assert into_a_dir.returncode == 2 and "is a directory" in into_a_dir.stderr and "Traceback" not in into_a_dir.stderr
+
+
 def test_transcript_is_written_and_replays_as_the_same_run(run_tomo, shop: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
     done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--transcript", str(transcript))

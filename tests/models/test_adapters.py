@@ -32,7 +32,7 @@ from tomo.models import Message, ReplyDone, TextDelta, ToolCallDelta, ToolSpec
 from tomo.models import anthropic as anthropic_mod
 from tomo.models import ollama as ollama_mod
 from tomo.models import openai as openai_mod
-from tomo.models._http import HttpModel, RetryPolicy
+from tomo.models._http import HttpModel, RetryPolicy, ServerRefused
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.ollama import OllamaModel
 from tomo.models.openai import OpenAIModel
@@ -313,10 +313,19 @@ async def test_500_twice_then_success(wire: Wire, server: LoopbackServer, retry:
 
 async def test_500_three_times_gives_up_with_a_clear_error(wire: Wire, server: LoopbackServer,
                                                            retry: RetryPolicy) -> None:
-    server.push(*[Canned(500, {"error": {"message": "boom"}})] * 3)
-    with pytest.raises(Exception, match=rf"{wire.name} .* kept failing \(500\) after retries: boom"):
+    server.push(*[Canned(500, {"error": {"message": f"boom {i}"}}) for i in range(3)])  # a flaky server: retried
+    with pytest.raises(Exception, match=rf"{wire.name} .* kept failing \(500\) after retries: boom 2"):
         await wire.model(server.url, retry).chat(convo())
     assert len(server.requests) == 3
+
+
+async def test_a_500_that_repeats_for_the_same_request_is_not_retried_as_transient(
+        wire: Wire, server: LoopbackServer, retry: RetryPolicy) -> None:
+    # llama-cpp-python's template errors look like this: the same 500 for the same payload, every time.
+    server.push(*[Canned(500, {"error": {"message": "'dict object' has no attribute 'x'"}})] * 3)
+    with pytest.raises(ServerRefused, match=r"failed the same way twice for the same request \(500\)"):
+        await wire.model(server.url, retry).chat(convo())
+    assert len(server.requests) == 2
 
 
 async def test_timeout(wire: Wire, server: LoopbackServer, retry: RetryPolicy) -> None:

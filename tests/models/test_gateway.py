@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,18 +12,22 @@ import pytest
 from loopback import Canned, LoopbackServer, anthropic_body
 
 from tomo.config import ProviderSettings, Settings
-from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
+from tomo.errors import ConfigError, ModelAuthError, ModelError, ModelUnavailable
+from tomo.events import ListSink, Notice
 from tomo.models import Message, Model
+from tomo.models._http import RetryPolicy
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.gateway import (
     BLESSED_OLLAMA,
     TIER_DEFAULTS,
     detect,
     detect_default_model,
+    local_server_urls,
     model_for_tier,
     model_from_spec,
     pick_blessed,
     probe_providers,
+    spec_note,
     split_spec,
     tier_table,
 )
@@ -30,7 +35,9 @@ from tomo.models.ollama import OllamaModel
 from tomo.models.openai import OpenAIModel
 from tomo.models.scripted import ScriptedModel
 
-NO_OLLAMA = {"OLLAMA_HOST": "127.0.0.1:9"}  # the discard port: nothing answers there
+# The discard port: nothing answers there; and no local server is looked for (the usual ports of a shared machine
+# may hold anything).
+NO_OLLAMA = {"OLLAMA_HOST": "127.0.0.1:9", "TOMO_LOCAL_SERVERS": ""}
 
 
 def tags(*names: str) -> Canned:
@@ -120,7 +127,7 @@ def test_pick_blessed_prefers_the_list_order_and_matches_untagged_entries() -> N
 def test_detect_prefers_an_installed_blessed_ollama_model() -> None:
     with LoopbackServer() as server:
         server.routes["/api/tags"] = tags("phi3:mini", "llama3.1:8b", "qwen2.5-coder:7b")
-        found = detect(env={"OLLAMA_HOST": server.url, "ANTHROPIC_API_KEY": "k"})
+        found = detect(env={"OLLAMA_HOST": server.url, "ANTHROPIC_API_KEY": "k", "TOMO_LOCAL_SERVERS": ""})
     assert found.spec == "ollama:qwen2.5-coder:7b" and "installed in Ollama" in found.reason
 
 
@@ -137,7 +144,7 @@ def test_detect_with_only_unblessed_models_says_so() -> None:
     with LoopbackServer() as server:
         server.routes["/api/tags"] = tags("phi3:mini")
         with pytest.raises(ModelUnavailable, match=r"phi3:mini\), but none tomo trusts") as info:
-            detect(env={"OLLAMA_HOST": server.url})
+            detect(env={"OLLAMA_HOST": server.url, "TOMO_LOCAL_SERVERS": ""})
     assert "--model ollama:NAME" in info.value.hint
 
 
@@ -166,7 +173,8 @@ async def test_probe_reports_who_answers() -> None:
     with LoopbackServer() as ollama, LoopbackServer() as anthropic:
         ollama.routes["/api/tags"] = tags("qwen3:8b", "phi3:mini")
         anthropic.routes["/v1/models"] = Canned(401, {"error": {"message": "bad key"}})
-        env = {"OLLAMA_HOST": ollama.url, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": anthropic.url}
+        env = {"OLLAMA_HOST": ollama.url, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": anthropic.url,
+               "TOMO_LOCAL_SERVERS": ""}
         statuses = {s.provider: s for s in await probe_providers(env=env, timeout_s=1)}
     assert statuses["ollama"].ok and statuses["ollama"].detail == "2 model(s) available"
     assert not statuses["anthropic"].ok and "rejects the key (401)" in statuses["anthropic"].detail
@@ -177,7 +185,7 @@ def test_tomo_models_json_and_table(run_tomo: Callable[..., Any], tmp_path: Path
     with LoopbackServer() as ollama:
         ollama.routes["/api/tags"] = tags("qwen2.5-coder:7b")
         env = {"OLLAMA_HOST": ollama.url, "XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "",
-               "OPENAI_API_KEY": "", "TOMO_MODEL": ""}
+               "OPENAI_API_KEY": "", "TOMO_MODEL": "", "TOMO_LOCAL_SERVERS": ""}
         result = run_tomo("models", "--json", cwd=tmp_path, env=env)
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
@@ -204,3 +212,124 @@ def test_tomo_models_without_any_model_explains_how_to_connect(run_tomo: Callabl
     report = json.loads(run_tomo("models", "--json", "--timeout", "0.5", cwd=tmp_path, env=env).stdout)
     assert report["tiers"] == {"deep": {"spec": "openai:gpt-5", "from": "tomo.toml [tiers]"}}
 
+
+
+# ---- a spec that names no provider says so (issue 9) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("spec", "suggestion"), [
+    ("cluade:sonnet", "did you mean claude:sonnet?"), ("opnai:gpt-4.1", "did you mean openai:gpt-4.1?"),
+    ("anthropc:claude-haiku-4-5", "did you mean anthropic:claude-haiku-4-5?"),
+    ("openai-compt:http://h/v1#m", "did you mean openai-compat:http://h/v1#m?"),
+    ("gemni:pro", "Gemini speaks the OpenAI API: openai-compat:"), ("lm-studio:x", "openai-compat:http://localhost:1234"),
+])
+def test_a_mistyped_provider_is_named_with_a_did_you_mean(spec: str, suggestion: str) -> None:
+    note, typo = spec_note(spec)
+    prefix = spec.partition(":")[0]
+    assert typo and note.startswith(f"read {spec!r} as an Ollama model: no provider is named {prefix!r} (providers: "
+                                    "ollama, claude, anthropic, openai, openai-compat, scripted)")
+    assert suggestion in note
+
+
+@pytest.mark.parametrize("spec", ["qwen2.5-coder:7b", "llama3.1:8b", "llava:7b", "codellama:7b", "openchat:7b",
+                                  "olama:qwen", "gemma3:4b"])
+def test_real_ollama_names_are_not_taken_for_typos(spec: str) -> None:
+    note, typo = spec_note(spec)
+    assert not typo and "did you mean" not in note and note.startswith(f"read {spec!r} as an Ollama model")
+
+
+@pytest.mark.parametrize("spec", ["ollama:qwen2.5-coder:7b", "mistral-nemo", "claude:x"])
+def test_a_spec_with_a_provider_or_no_prefix_has_no_note(spec: str) -> None:
+    assert spec_note(spec) == ("", False)
+
+
+def test_a_mistyped_provider_is_said_when_the_model_is_made() -> None:
+    sink = ListSink()
+    model = model_from_spec("cluade:sonnet", sink=sink, env=NO_OLLAMA)
+    assert isinstance(model, OllamaModel) and model.model == "cluade:sonnet"  # still what a bare spec means
+    said = sink.of(Notice)
+    assert [n.level for n in said] == ["warning"] and "did you mean claude:sonnet?" in said[0].text
+    sink = ListSink()
+    model_from_spec("qwen2.5-coder:7b", sink=sink, env=NO_OLLAMA)
+    assert sink.of(Notice) == []  # an ordinary Ollama name is not a warning
+
+
+async def test_the_error_of_a_spec_read_as_ollama_says_so_and_a_refused_local_port_is_not_retried() -> None:
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = model_from_spec("gemni:pro", env={"OLLAMA_HOST": f"127.0.0.1:{port}"},
+                            retry=RetryPolicy(base_s=0.001, sleep=sleep))
+    with pytest.raises(ModelUnavailable) as info:
+        await model.chat([Message.user("hi")])
+    message = str(info.value)
+    assert message.startswith("read 'gemni:pro' as an Ollama model: no provider is named 'gemni'")
+    assert "nothing is listening at ollama" in message and sleeps == []
+
+
+async def test_a_404_for_a_mistyped_spec_carries_the_did_you_mean() -> None:
+    with LoopbackServer() as server:
+        server.push(Canned(404, {"error": "model 'cluade:sonnet' not found"}))
+        model = model_from_spec("cluade:sonnet", env={"OLLAMA_HOST": server.url})
+        with pytest.raises(ModelError, match=r"did you mean claude:sonnet\?.*not found"):
+            await model.chat([Message.user("hi")])
+
+
+# ---- OpenAI-compatible servers on this machine -------------------------------------------------------------------
+
+
+def models_list(*ids: str) -> Canned:
+    return Canned(body={"object": "list", "data": [{"id": i, "object": "model", "owned_by": "me"} for i in ids]})
+
+
+def test_the_usual_local_ports_are_looked_at_unless_tomo_local_servers_says_otherwise() -> None:
+    assert local_server_urls({}) == [("http://127.0.0.1:8080/v1", "llama.cpp's llama-server"),
+                                     ("http://127.0.0.1:1234/v1", "LM Studio"),
+                                     ("http://127.0.0.1:8000/v1", "vLLM or llama-cpp-python")]
+    assert local_server_urls({"TOMO_LOCAL_SERVERS": "1234, http://box:5000/v1/"}) == [
+        ("http://127.0.0.1:1234/v1", "LM Studio"), ("http://box:5000/v1", "a local server")]
+    assert local_server_urls({"TOMO_LOCAL_SERVERS": ""}) == []
+
+
+def test_detect_uses_a_local_server_only_when_nothing_else_is_connected() -> None:
+    with LoopbackServer() as local, LoopbackServer() as other:
+        local.routes["/v1/models"] = models_list("smollm2", "other")
+        other.routes["/v1/models"] = Canned(404, {"detail": "Not Found"})  # something else on a usual port
+        servers = f"{other.url}/v1,{local.url}/v1"
+        found = detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": servers})
+        assert found.spec == f"openai-compat:{local.url}/v1#smollm2" and "first of its 2 model(s)" in found.reason
+        keyed = detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": servers, "OPENAI_API_KEY": "o"})
+        assert keyed.spec == TIER_DEFAULTS["openai"]["fast"]
+    with pytest.raises(ModelUnavailable, match=r"no OpenAI-compatible server serves a model at http://127\.0\.0\.1:9/v1"):
+        detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": "9"})
+
+
+async def test_probe_lists_what_local_servers_serve() -> None:
+    with LoopbackServer() as local, LoopbackServer() as web:
+        local.routes["/v1/models"] = models_list("smollm2")
+        web.routes["/v1/models"] = Canned(200, "<html>a web app</html>", content_type="text/html")
+        env = {**NO_OLLAMA, "TOMO_LOCAL_SERVERS": f"{local.url}/v1,{web.url}/v1,9"}
+        rows = [s.to_dict() for s in await probe_providers(env=env, timeout_s=1) if s.provider == "local"]
+    assert rows[0] == {"provider": "local", "base_url": f"{local.url}/v1", "ok": True,
+                       "detail": "serves 1 model(s): smollm2", "models": ["smollm2"],
+                       "spec": f"openai-compat:{local.url}/v1#smollm2"}
+    assert not rows[1]["ok"] and "not an OpenAI-compatible server" in rows[1]["detail"]
+    assert not rows[2]["ok"] and rows[2]["detail"].startswith("no answer (ConnectError")
+
+
+def test_tomo_models_shows_a_local_server_and_the_spec_to_use_it(run_tomo: Callable[..., Any], tmp_path: Path) -> None:
+    with LoopbackServer() as local:
+        local.routes["/v1/models"] = models_list("smollm2")
+        env = {**NO_OLLAMA, "XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "",
+               "TOMO_MODEL": "", "TOMO_LOCAL_SERVERS": f"{local.url}/v1"}
+        report = json.loads(run_tomo("models", "--json", cwd=tmp_path, env=env).stdout)
+        text = run_tomo("models", cwd=tmp_path, env=env)
+    spec = f"openai-compat:{local.url}/v1#smollm2"
+    assert report["default"]["spec"] == spec and report["tiers"]["fast"]["spec"] == spec
+    assert report["providers"][-1]["models"] == ["smollm2"]
+    assert text.returncode == 0 and f"--model {spec}" in text.stdout and "serves 1 model(s): smollm2" in text.stdout

@@ -16,7 +16,7 @@ from tomo.events import ListSink, Notice
 from tomo.models import Message, ReplyDone, ToolCall, ToolSpec
 from tomo.models import anthropic as anthropic_mod
 from tomo.models import ollama as ollama_mod
-from tomo.models._http import RetryPolicy, parse_retry_after
+from tomo.models._http import RetryPolicy, is_loopback, parse_retry_after
 from tomo.models.ollama import OllamaModel, normalize_host
 from tomo.models.openai import OpenAIModel
 
@@ -143,12 +143,15 @@ async def test_ollama_force_is_emulated_and_a_reply_without_a_call_is_re_asked_o
     assert reply.usage.input_tokens == 22  # both calls are counted
 
 
-async def test_ollama_force_re_asks_only_once() -> None:
+async def test_ollama_force_re_asks_only_once_and_says_the_call_never_came() -> None:
+    sink = ListSink()
     with LoopbackServer() as server:
         server.push(Canned(body=ollama_body("no")), Canned(body=ollama_body("still no")))
-        reply = await OllamaModel("q", base_url=server.url).chat([Message.user("x")], [GREP], force_tools=True)
+        reply = await OllamaModel("q", base_url=server.url, sink=sink).chat([Message.user("x")], [GREP],
+                                                                            force_tools=True)
         assert len(server.requests) == 2
     assert reply.tool_calls == [] and reply.text == "still no" and reply.finish == "stop"
+    assert [n.level for n in sink.of(Notice)] == ["warning"] and "came back without a call" in sink.of(Notice)[0].text
     # Without tools there is nothing to force: one request, no system rule.
     with LoopbackServer() as server:
         server.push(Canned(body=ollama_body("plain")))
@@ -190,14 +193,35 @@ def test_ollama_host_is_read_the_way_ollama_reads_it(host: str, url: str) -> Non
     assert normalize_host(host) == url
 
 
-async def test_connection_refused_is_retried_then_says_how_to_start_ollama() -> None:
+def _free_port() -> int:
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+async def test_connection_refused_on_this_machine_is_not_retried_and_says_how_to_start_ollama() -> None:
     policy = fast()
-    with pytest.raises(ModelUnavailable, match="cannot reach ollama") as info:
-        await OllamaModel("q", base_url=f"http://127.0.0.1:{port}", retry=policy).chat([Message.user("x")])
-    assert "ollama serve" in info.value.hint and len(policy.sleep.delays) == 2  # type: ignore[attr-defined]
+    with pytest.raises(ModelUnavailable, match=r"nothing is listening at ollama .* did not retry") as info:
+        await OllamaModel("q", base_url=f"http://127.0.0.1:{_free_port()}", retry=policy).chat([Message.user("x")])
+    assert "ollama serve" in info.value.hint and policy.sleep.delays == []  # type: ignore[attr-defined]
+
+
+async def test_connection_refused_on_a_local_compatible_server_says_to_start_it() -> None:
+    policy = fast()
+    model = OpenAIModel("m", base_url=f"http://localhost:{_free_port()}/v1", key_env=None, provider="openai-compat",
+                        retry=policy)
+    with pytest.raises(ModelUnavailable, match="nothing is listening at openai-compat") as info:
+        await model.chat([Message.user("x")])
+    assert "tomo models" in info.value.hint and policy.sleep.delays == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("url", "local"), [
+    ("http://127.0.0.1:11434", True), ("http://localhost:8080/v1", True), ("http://[::1]:1234", True),
+    ("127.0.0.2:11434", True), ("http://gpu-box:11434", False), ("https://api.openai.com/v1", False),
+    ("http://10.0.0.5:8000/v1", False),
+])
+def test_is_loopback(url: str, local: bool) -> None:
+    assert is_loopback(url) is local
 
 
 async def test_ollama_404_says_to_pull_the_model() -> None:

@@ -1,6 +1,6 @@
 """The adapters against responses recorded from real OpenAI, Anthropic, OpenRouter and Ollama-cloud endpoints.
 
-``shared/data/provider-responses/cases.json`` sits beside the repository (here and in CI). Every case's response goes
+``recorded/cases.json`` (beside this file; recorded/README.md says where it comes from). Every case's response goes
 through ``from_response``; every case's conversation is parsed into tomo messages and rebuilt with ``to_request``,
 which must produce the request that was really sent (keys we deliberately leave out are listed below).
 """
@@ -17,15 +17,10 @@ from tomo.models import Message, ToolCall, ToolSpec
 from tomo.models import anthropic as anthropic_mod
 from tomo.models import openai as openai_mod
 
-CASES_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "provider-responses" / "cases.json"
+CASES_PATH = Path(__file__).resolve().parent / "recorded" / "cases.json"
 
 
 def load_cases() -> list[dict[str, Any]]:
-    if not CASES_PATH.is_file():
-        raise FileNotFoundError(
-            f"recorded provider responses not found at {CASES_PATH}; the gateway tests need the shared data beside "
-            "the clone (shared/data/provider-responses/cases.json)"
-        )
     return json.loads(CASES_PATH.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,5 @@
-"""JavaScript, TypeScript, Go, Rust and Java: definitions by query, references by name, never confirmed."""
+"""JavaScript, TypeScript, Go, Rust and Java: definitions by query, references by name, confirmed where scopes or
+imports prove them (the detailed cases are in test_bind_*.py)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ CASES = {
         const w = new Widget();
         w.render();
         helper(2);
-    """, "web.app.helper", "function", [(2, "reference"), (4, "definition"), (7, "reference")]),
+    """, "web.app.helper", "function", [(2, "reference", "confirmed"), (4, "definition", "confirmed"),
+                                        (7, "reference", "confirmed")]),
     "typescript": ("web/types.ts", """
         interface Shape { area(): number; }
         export function area(s: Shape): number { return s.area(); }
         type Alias = Shape;
-    """, "web.types.Shape", "interface", [(1, "definition"), (2, "reference"), (3, "reference")]),
+    """, "web.types.Shape", "interface", [(1, "definition", "confirmed"), (2, "reference", "confirmed"),
+                                          (3, "reference", "confirmed")]),
     "go": ("svc/main.go", """
         package main
 
@@ -36,14 +39,15 @@ CASES = {
             s := &Server{port: 8080}
             s.Start()
         }
-    """, "svc.main.Server", "type", [(3, "definition"), (5, "reference"), (8, "reference")]),
+    """, "svc.main.Server", "type", [(3, "definition", "confirmed"), (5, "reference", "confirmed"),
+                                     (8, "reference", "confirmed")]),
     "rust": ("core/lib.rs", """
         pub struct Engine { speed: u32 }
         impl Engine {
             pub fn run(&self) -> u32 { self.speed }
         }
         pub fn make() -> Engine { Engine { speed: 1 } }
-    """, "core.lib.Engine.run", "function", [(3, "definition")]),
+    """, "core.lib.Engine.run", "function", [(3, "definition", "confirmed")]),
     "java": ("src/main/Greeter.java", """
         public class Greeter {
             public String greet(String name) { return "hi " + name; }
@@ -51,24 +55,21 @@ CASES = {
                 new Greeter().greet("x");
             }
         }
-    """, "main.Greeter.Greeter.greet", "method", [(2, "definition"), (4, "reference")]),
+    """, "main.Greeter.Greeter.greet", "method", [(2, "definition", "confirmed"), (4, "reference", "ambiguous")]),
 }
 
 
 @pytest.mark.parametrize("lang", sorted(CASES))
-def test_definitions_and_unbound_references(tmp_path: Path, lang: str) -> None:
+def test_definitions_and_references(tmp_path: Path, lang: str) -> None:
     path, text, qualname, kind, expected = CASES[lang]
     write_project(tmp_path, {path: text})
     with Graph.open(tmp_path) as g:
         sym = g.symbol(qualname)
         assert (sym.kind, sym.path, sym.language) == (kind, path, lang)
         refs = g.references(sym)
-    assert [(r.line, r.kind) for r in refs] == expected
-    for r in refs:
-        if r.kind == "definition":
-            assert r.confidence == "confirmed"
-        else:  # never bound in these languages: honest about it
-            assert (r.confidence, r.reason) == ("ambiguous", "name match, not bound")
+    assert [(r.line, r.kind, r.confidence) for r in refs] == expected
+    for r in refs:  # an unproven reference says why
+        assert (r.confidence == "confirmed") == (r.reason == "")
 
 
 def test_other_languages_never_mix_with_python(tmp_path: Path) -> None:
@@ -79,14 +80,15 @@ def test_other_languages_never_mix_with_python(tmp_path: Path) -> None:
         assert {r.path for r in g.references("b.helper")} == {"b.js"}
 
 
-def test_rename_in_other_languages_is_all_ambiguous_but_the_definition(tmp_path: Path) -> None:
+def test_rename_in_javascript_renames_every_proven_use(tmp_path: Path) -> None:
     write_project(tmp_path, {"web/app.js": CASES["javascript"][1]})
     with Graph.open(tmp_path) as g:
         plan = g.rename_plan("web.app.helper", "assist")
-        assert [(e.line, e.confidence) for e in plan.edits] == [(2, "ambiguous"), (4, "confirmed"), (7, "ambiguous")]
+        assert [(e.line, e.confidence) for e in plan.edits] == [(2, "confirmed"), (4, "confirmed"), (7, "confirmed")]
         g.apply(plan)
-    assert "function assist(x)" in (tmp_path / "web/app.js").read_text()
-    assert "helper(2)" in (tmp_path / "web/app.js").read_text()
+    text = (tmp_path / "web/app.js").read_text()
+    assert "function assist(x)" in text and "return assist(1)" in text and "assist(2)" in text
+    assert "helper" not in text
 
 
 def test_columns_are_characters_not_bytes(tmp_path: Path) -> None:

@@ -54,10 +54,26 @@ async def test_cannot_write_home(strict: BubblewrapSandbox, repo: Path, monkeypa
     assert list(home.iterdir()) == []
 
 
-async def test_cannot_write_root_home(strict: BubblewrapSandbox, repo: Path) -> None:
+async def unconfined_control(local: LocalSandbox, command: str, ws: Path, succeeded: str) -> None:
+    """Runs ``command`` with nothing confining it and requires ``succeeded`` in its output: only when the attempt
+    works unconfined (as root it does) does its failure in the box prove that the box stopped it. Where it fails
+    unconfined too (not root), the confined case proves nothing, so the test says so and skips."""
+    control = await local.run(command, "shell", ws)
+    if succeeded not in control.output:
+        pytest.skip(f"the attempt fails without a box too ({control.output.strip()[-200:]!r}; uid {os.geteuid()}), "
+                    "so its failure in the box would prove nothing; run as root")
+
+
+async def test_cannot_write_root_home(strict: BubblewrapSandbox, local: LocalSandbox, repo: Path) -> None:
+    control = Path("/root", f"tomo-control-{secrets.token_hex(4)}")
+    try:
+        await unconfined_control(local, f"echo pwned > {control} && echo WROTE", repo / "ws", "WROTE")
+        assert control.read_text() == "pwned\n"
+    finally:
+        control.unlink(missing_ok=True)
     name = f"tomo-escape-{secrets.token_hex(4)}"
     await strict.run(f"echo pwned > /root/{name}", "shell", repo / "ws")
-    assert not Path("/root", name).exists()
+    assert not Path("/root", name).exists()  # the box's /root is its own (the host's is hidden): nothing reaches it
 
 
 async def test_cannot_write_the_repo_above_the_workspace(strict: BubblewrapSandbox, repo: Path) -> None:
@@ -285,13 +301,20 @@ async def test_cannot_setuid_to_root(strict: BubblewrapSandbox, ws: Path) -> Non
     assert result.output.strip().endswith("65534 65534")
 
 
-async def test_cannot_chroot(strict: BubblewrapSandbox, ws: Path) -> None:
+async def test_cannot_chroot(strict: BubblewrapSandbox, local: LocalSandbox, ws: Path) -> None:
+    await unconfined_control(local, "chroot / /bin/true && echo CHROOTED", ws, "CHROOTED")
     result = await strict.run("chroot / /bin/true && echo CHROOTED", "shell", ws)
     assert "CHROOTED" not in result.output
     assert result.exit_code != 0
 
 
-async def test_cannot_mknod(strict: BubblewrapSandbox, ws: Path) -> None:
+async def test_cannot_mknod(strict: BubblewrapSandbox, local: LocalSandbox, ws: Path) -> None:
+    control_dir = ws / "control"
+    control_dir.mkdir()
+    await unconfined_control(local, "mknod ./control/mem c 1 1 && mknod ./control/sda b 8 0 && echo MADE", ws, "MADE")
+    assert (control_dir / "mem").is_char_device() and (control_dir / "sda").is_block_device()
+    for node in control_dir.iterdir():
+        node.unlink()
     result = await strict.run("mknod ./mem c 1 1 && echo MADE; mknod ./sda b 8 0 && echo MADE", "shell", ws)
     assert "MADE" not in result.output
     assert not (ws / "mem").exists() and not (ws / "sda").exists()

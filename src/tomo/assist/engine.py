@@ -7,7 +7,9 @@ by the harness, by plan handle, so the model never sees nor re-emits them.
 How ``--apply`` gates writing: without it the harness never writes. A model that calls ``apply_plan`` then *chooses*
 the plan (the receipt says nothing was written) and the user is shown it. With ``--apply`` the model's ``apply_plan``
 writes the plan's confirmed edits (``--apply-ambiguous``: all of them; the model cannot widen that), and if the model
-ended without applying anything, the harness applies the last plan it made. ``--verify CMD`` then runs in the root;
+ended without applying anything, the harness applies the last plan it made. An apply that would leave same-name
+references prism could not prove (outside Python, :func:`tomo.prism.left_behind`) is refused without
+``--apply-ambiguous``; the run then wrote nothing and is not ``ok``. ``--verify CMD`` then runs in the root;
 when it fails every apply of the run is undone byte for byte unless ``keep`` is set.
 """
 
@@ -32,6 +34,7 @@ from tomo.loop import Limits, RunFailed
 from tomo.loop import run as loop_run
 from tomo.models.base import Model
 from tomo.models.messages import ToolCall
+from tomo.prism import LeavesReferences
 from tomo.tools import Caller, Registry, ToolResult, ToolUser
 
 Invoke = Callable[[str, Mapping[str, Any]], OpResult]
@@ -97,6 +100,7 @@ class Summary:
     verify: Verify | None = None
     rolled_back: list[str] = field(default_factory=list)
     error: str | None = None  # the model failed mid-run (provider down, script exhausted...)
+    left_unrenamed: str | None = None  # --apply wrote nothing: the plan would have left same-name references
 
     @property
     def written(self) -> list[str]:
@@ -107,7 +111,7 @@ class Summary:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and (self.verify is None or self.verify.passed)
+        return self.error is None and self.left_unrenamed is None and (self.verify is None or self.verify.passed)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -170,6 +174,7 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
     sink = sink or NullSink()
     results: list[OpResult] = []
     failed: list[dict[str, Any]] = []
+    refusals: list[str] = []  # applies refused because they would have left a program half-renamed
 
     def traced(op: str, args: dict[str, Any]) -> str:
         if op == "apply_plan":  # the user's flags decide what an apply may write, never the model
@@ -177,6 +182,8 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
         try:
             result = invoke(op, args)
         except TomoError as exc:  # the model reads it as a tool error; the user reads it in the report
+            if isinstance(exc, LeavesReferences):
+                refusals.append(exc.message)
             failed.append({"operation": op, "args": {k: v for k, v in args.items() if k != "dry_run"},
                            "error": exc.message})
             raise
@@ -219,7 +226,11 @@ async def run(task: str, model: Model, invoke: Invoke, options: AssistOptions | 
             summary.notes.append(f"the model did not apply a plan; the harness applied its last plan {last} "
                                  "because --apply was given")
         except TomoError as exc:
+            if isinstance(exc, LeavesReferences):
+                refusals.append(exc.message)
             summary.notes.append(f"the harness did not apply the last plan {last}: {exc.message}")
+    if refusals and not any(a.payload["written"] for a in applies):
+        summary.left_unrenamed = refusals[-1]  # the user asked to write and nothing was: not a success
     summary.plans = [_plan_row(r) for r in plans]
     summary.applies = [{"handle": a.handle, **a.payload} for a in applies]
     if applies:

@@ -25,7 +25,7 @@ from typing import Any
 
 from tomo.errors import TomoError
 from tomo.events import NullSink, PayloadRendered, Sink
-from tomo.prism import Applied, Graph, Plan
+from tomo.prism import Applied, Graph, LeavesReferences, Plan, leaves_warning, left_behind
 
 MODEL_OPS = ("find_symbol", "definition", "references", "callers", "callees", "impact", "rename_plan", "apply_plan")
 """The operations a model may ask for inside assist: prism queries, a rename plan, and applying a plan by handle."""
@@ -237,7 +237,10 @@ class Session:
         amb = plan.ambiguous
         conflicts = (f"{_n(len(plan.conflicts), 'conflict')}: {plan.conflicts[0].reason}"
                      f" at {plan.conflicts[0].path}:{plan.conflicts[0].line}" if plan.conflicts else "0 conflicts")
-        receipt = (f"plan {h}: rename {plan.symbol.qualname} to {plan.new_name}: "
+        left = left_behind(plan)
+        warning = f"WARNING: {leaves_warning(plan, left)}, so applying it is refused unless the user allows " \
+                  "ambiguous edits; " if left else ""
+        receipt = (f"plan {h}: {warning}rename {plan.symbol.qualname} to {plan.new_name}: "
                    f"{_n(len(plan.confirmed), 'confirmed edit')} in {_n(len({e.path for e in plan.confirmed}), 'file')}"
                    f", {len(amb)} ambiguous{_reasons(e.reason for e in amb)}, {conflicts}")
         return OpResult(h, "rename_plan", receipt, plan_payload(plan))
@@ -258,6 +261,9 @@ class Session:
             c = plan.conflicts[0]
             raise HandleRefused(f"plan {ph} has {_n(len(plan.conflicts), 'conflict')} ({c.reason} at "
                                 f"{c.path}:{c.line}); nothing was written", hint="plan a rename to another name")
+        behind = [] if include_ambiguous else left_behind(plan)
+        if behind and not dry_run:
+            raise LeavesReferences(plan, behind)
         chosen = [e for e in plan.edits if e.confidence == "confirmed" or include_ambiguous]
         left = [e for e in plan.edits if not (e.confidence == "confirmed" or include_ambiguous)]
         skipped = [{"path": e.path, "line": e.line, "col": e.col, "reason": e.reason or e.confidence} for e in left]
@@ -267,7 +273,8 @@ class Session:
             payload = {"plan": ph, "written": False, "include_ambiguous": include_ambiguous, "files": files,
                        "edits_applied": 0, "edits_chosen": len(chosen), "skipped": skipped}
             receipt = (f"chosen {h}: plan {ph} ({_n(len(chosen), 'edit')} in {_n(len(files), 'file')}) is chosen; "
-                       "nothing was written: this run only shows the plan, the user applies it after review")
+                       "nothing was written: this run only shows the plan, the user applies it after review"
+                       + (f"; WARNING: {leaves_warning(plan, behind)}" if behind else ""))
             return OpResult(h, "apply_plan", receipt, payload)
         before = {p: (self.root / p).read_bytes() for p in files}
         applied: Applied = self.graph.apply(plan, include_ambiguous=include_ambiguous)
@@ -311,7 +318,9 @@ class Session:
 def plan_payload(plan: Plan) -> dict[str, Any]:
     return {"symbol": _asdict(plan.symbol), "new_name": plan.new_name,
             "edits": [_asdict(e) for e in plan.edits], "conflicts": [_asdict(c) for c in plan.conflicts],
-            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous)}
+            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous),
+            "left_unrenamed": [{"path": e.path, "line": e.line, "col": e.col, "reason": e.reason}
+                               for e in left_behind(plan)]}
 
 
 def _asdict(obj: Any) -> dict[str, Any]:

@@ -9,9 +9,9 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from tomo import __version__
+from tomo.cli.safe import esc  # error messages quote outside text: paths, specs, a provider's words
 from tomo.errors import TomoError
 
 app = typer.Typer(
@@ -33,15 +33,16 @@ def version() -> None:
 
 def report_error(exc: TomoError) -> None:
     """How every verb shows tomo's own errors: what was wrong, then how to fix it (no traceback)."""
-    err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
+    err_console.print(f"[bold red]error:[/] {esc(exc.message)}")
     if exc.hint:
-        err_console.print(f"[yellow]hint:[/] {escape(exc.hint)}")
+        err_console.print(f"[yellow]hint:[/] {esc(exc.hint)}")
 
 
 def _register() -> None:
     # Each module adds its commands to `app` when imported; the order here is the order in --help.
     from tomo.cli import (  # noqa: F401
         assist_cmd,
+        context_cmd,
         demo_cmd,
         exec_cmd,
         graph_cmd,
@@ -49,6 +50,8 @@ def _register() -> None:
         mcp_cmd,
         models_cmd,
         run_cmd,
+        serve_cmd,
+        team_cmd,
     )
 
 

@@ -9,8 +9,10 @@ import typer
 from rich.console import Console
 
 from tomo.assist import AssistOptions, Session, run_sync
+from tomo.assist.engine import Summary
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.cli.safe import esc
 from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.events import JsonlSink, ListSink, PayloadRendered, Sink, TeeSink
@@ -57,20 +59,27 @@ def assist_cmd(
     """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
+    if transcript is not None and (transcript.is_dir() or not transcript.parent.is_dir()):
+        raise ConfigError(f"--transcript {transcript} is a directory" if transcript.is_dir()
+                          else f"--transcript {transcript}: directory {transcript.parent} does not exist",
+                          hint="pass a file path in an existing directory, e.g. --transcript run.jsonl")
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
                             verify=verify, keep=keep, max_turns=max_turns, stream=not as_json)
     console = Console(highlight=False)
     events = ListSink()
     shown: Sink = events if as_json else AssistSink(console)
-    recorder = JsonlSink(transcript) if transcript else None
-    sink: Sink = TeeSink(shown, recorder) if recorder else shown
+    sink = TeeSink(shown)
     chosen = resolve_model(model, root.resolve(), sink)
     if as_json:
         graph = Graph.open(root)
     else:
-        with console.status(f"indexing {options.root} …"):
+        with console.status(f"indexing {esc(options.root)} …"):
             graph = Graph.open(root)
     session = Session(graph, sink=sink)
+    # The transcript is created only now that the run starts: a bad --model or root leaves no empty file behind.
+    recorder = JsonlSink(transcript) if transcript else None
+    if recorder:
+        sink.sinks = (shown, recorder)
     try:
         summary = run_sync(task, chosen, session.invoke, options, sink)
     finally:
@@ -85,5 +94,23 @@ def assist_cmd(
         typer.echo(json.dumps({"summary": summary.to_dict(), "payloads": payloads}, indent=2, default=str))
     else:
         print_report(console, summary, options)
-    if not summary.ok or summary.stopped_by:
+    failure = why_failed(summary)
+    if failure:
+        typer.echo(f"tomo assist: {failure}", err=True)
         raise typer.Exit(1)
+
+
+def why_failed(summary: Summary) -> str | None:
+    """Why this run must not exit 0, or None. A run that ended because the model or its server failed, stopped at a
+    limit, failed its verify, or ended on a reply that is not a whole answer (cut off, filtered, broken off
+    mid-stream) is not a success, whatever was printed before."""
+    if summary.error:
+        return f"the model failed: {summary.error}"
+    if summary.verify is not None and not summary.verify.passed:
+        return f"verify failed (exit {summary.verify.exit_code})"
+    if summary.stopped_by:
+        return f"the model was stopped by the {summary.stopped_by} limit"
+    if not summary.completed:
+        return ("the model's last reply was not a whole answer (cut off, filtered, or broken off by the server "
+                "mid-reply; the warning above says which)")
+    return None

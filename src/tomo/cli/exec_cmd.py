@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import typer
 
 from tomo.cli import app, report_error
+from tomo.cli.safe import visible
 from tomo.config import load_settings
 from tomo.errors import ConfigError, TomoError
 
@@ -56,6 +59,18 @@ def _piped_stdin() -> int | None:
     return None if os.isatty(fd) else fd
 
 
+def _for_a_terminal() -> Callable[[bytes, bool], bytes]:
+    """The command's output for a person's terminal: its control characters shown as escapes (``\\x1b[31m``), not
+    obeyed. The code in the box is not trusted, and an escape sequence can rewrite what the screen shows, set the
+    window title or the clipboard. Into a pipe or a file the bytes pass through unchanged: there they are data."""
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")  # a character split between chunks waits
+
+    def shown(chunk: bytes, final: bool = False) -> bytes:
+        return visible(decoder.decode(chunk, final)).encode("utf-8")
+
+    return shown
+
+
 def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | None, as_json: bool) -> None:
     from tomo.sandbox import Limits, make_sandbox
 
@@ -68,14 +83,15 @@ def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | 
         limits = limits.with_(timeout_s=timeout)
     out = sys.stdout.buffer
     last = [b"\n"]
+    shown = _for_a_terminal() if out.isatty() else None
 
     def live(chunk: bytes) -> None:
-        out.write(chunk)
+        out.write(shown(chunk, False) if shown else chunk)
         out.flush()
         last[0] = chunk[-1:] or last[0]
 
     def cut(notice: str) -> None:  # on its own line even when the streamed head ended mid-line
-        typer.echo(("" if last[0] == b"\n" else "\n") + f"tomo: {notice}", err=True)
+        typer.echo(("" if last[0] == b"\n" else "\n") + f"tomo: {visible(notice)}", err=True)
 
     stdin = _piped_stdin()
     if as_json:
@@ -83,7 +99,10 @@ def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | 
         typer.echo(json.dumps({"sandbox": box.name, **asdict(result), "box": box.describe()}, indent=2))
     else:
         result = box.run_sync(command, "argv", root, limits, on_output=live, on_cut=cut, stdin=stdin)
+        if shown:  # bytes of a character the output ended in the middle of
+            out.write(shown(b"", True))
+            out.flush()
         for note in result.notes:
             if not note.startswith("output cut"):  # already said, in place, by cut()
-                typer.echo(f"tomo: {note}", err=True)
+                typer.echo(f"tomo: {visible(note)}", err=True)
     raise typer.Exit(result.exit_code)

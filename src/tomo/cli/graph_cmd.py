@@ -20,7 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from tomo.cli import app
-from tomo.prism import Graph, Plan, Reference
+from tomo.cli.safe import esc, text
+from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
 from tomo.prism.indexer import IndexStats
 
 graph_app = typer.Typer(
@@ -95,7 +96,7 @@ def _print_stats(stats: IndexStats, seconds: float) -> None:
     if stats.errors:
         console.print(f"[yellow]{len(stats.errors)} file(s) with syntax errors (indexed as far as they parse):[/]")
         for path, err in stats.errors[:20]:
-            console.print(f"  {path}: {err}")
+            console.print(text(f"  {path}: {err}"))
         if len(stats.errors) > 20:
             console.print(f"  ... and {len(stats.errors) - 20} more")
 
@@ -111,11 +112,11 @@ def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part o
         _dump(found)
         return
     if not found:
-        console.print(f"no symbol matches `{query}`")
+        console.print(f"no symbol matches `{esc(query)}`")
         raise typer.Exit(1)
     table = _table("symbol", "kind", "location")
     for s in found:
-        table.add_row(s.qualname, s.kind, f"{s.path}:{s.line}:{s.col}")
+        table.add_row(text(s.qualname), text(s.kind), text(f"{s.path}:{s.line}:{s.col}"))
     console.print(table)
 
 
@@ -127,13 +128,14 @@ def def_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonO
     if as_json:
         _dump(s)
         return
-    console.print(f"{s.qualname} ({s.kind}) at {s.path}:{s.line}:{s.col}")
+    console.print(text(f"{s.qualname} ({s.kind}) at {s.path}:{s.line}:{s.col}"))
 
 
 def _refs_table(refs: list[Reference]) -> None:
     table = _table("location", "confidence", "kind", "code", "reason")
     for r in refs:
-        table.add_row(f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.kind, r.text[:80], r.reason)
+        table.add_row(text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence), text(r.kind), text(r.text[:80]),
+                      text(r.reason))
     console.print(table)
     n_conf = sum(r.confidence == "confirmed" for r in refs)
     console.print(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
@@ -161,7 +163,8 @@ def callers_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
     table = _table("caller", "location", "confidence", "code")
     for c in callers:
         r = c.reference
-        table.add_row(c.symbol.qualname, f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.text[:70])
+        table.add_row(text(c.symbol.qualname), text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence),
+                      text(r.text[:70]))
     console.print(table)
 
 
@@ -177,8 +180,8 @@ def callees_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
     table = _table("calls", "target", "location", "confidence")
     for c in callees:
         r = c.reference
-        table.add_row(c.name, c.symbol.qualname if c.symbol else f"[dim]{r.reason}[/]",
-                      f"{r.path}:{r.line}:{r.col}", _conf(r.confidence))
+        table.add_row(text(c.name), text(c.symbol.qualname) if c.symbol else text(r.reason, "dim"),
+                      text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence))
     console.print(table)
 
 
@@ -194,8 +197,8 @@ def impact_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = Js
         return
     table = _table("depth", "symbol", "via", "test", "confidence", "location")
     for i in items:
-        table.add_row(str(i.depth), i.symbol.qualname, i.via, "test" if i.is_test else "", _conf(i.confidence),
-                      f"{i.symbol.path}:{i.symbol.line}")
+        table.add_row(str(i.depth), text(i.symbol.qualname), text(i.via), "test" if i.is_test else "",
+                      _conf(i.confidence), text(f"{i.symbol.path}:{i.symbol.line}"))
     console.print(table)
     console.print(f"{len(items)} affected, {sum(i.is_test for i in items)} of them tests")
 
@@ -204,18 +207,24 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
     return {"symbol": dataclasses.asdict(plan.symbol), "new_name": plan.new_name,
             "edits": [dataclasses.asdict(e) for e in plan.edits],
             "conflicts": [dataclasses.asdict(c) for c in plan.conflicts],
-            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous)}
+            "files": plan.files, "confirmed": len(plan.confirmed), "ambiguous": len(plan.ambiguous),
+            "left_unrenamed": [{"path": e.path, "line": e.line, "col": e.col, "reason": e.reason}
+                               for e in left_behind(plan)]}
 
 
 def _print_plan(plan: Plan) -> None:
+    left = left_behind(plan)
+    if left:  # first, before the table: the one thing a confirmed-only apply would get wrong
+        console.print(text(f"warning: {leaves_warning(plan, left)}; --apply refuses without --apply-ambiguous",
+                           style="bold yellow"))
     table = _table("location", "confidence", "reason")
     for e in plan.edits:
-        table.add_row(f"{e.path}:{e.line}:{e.col}", _conf(e.confidence), e.reason)
+        table.add_row(text(f"{e.path}:{e.line}:{e.col}"), _conf(e.confidence), text(e.reason))
     console.print(table)
-    console.print(f"rename {plan.symbol.qualname} -> {plan.new_name}: {len(plan.confirmed)} confirmed edits, "
-                  f"{len(plan.ambiguous)} ambiguous, in {len(plan.files)} files")
+    console.print(f"rename {esc(plan.symbol.qualname)} -> {esc(plan.new_name)}: {len(plan.confirmed)} confirmed "
+                  f"edits, {len(plan.ambiguous)} ambiguous, in {len(plan.files)} files")
     for c in plan.conflicts:
-        console.print(f"[red]conflict[/] {c.path}:{c.line}:{c.col}: {c.reason}")
+        console.print(f"[red]conflict[/] {esc(f'{c.path}:{c.line}:{c.col}: {c.reason}')}")
 
 
 @graph_app.command("rename-plan")
@@ -232,7 +241,8 @@ def rename_plan_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = Roo
 @graph_app.command("rename")
 def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt, as_json: bool = JsonOpt,
                apply: bool = typer.Option(False, "--apply", help="Write the edits (all files or none)."),
-               ambiguous: bool = typer.Option(False, "--ambiguous", help="Also apply the ambiguous edits."),
+               ambiguous: bool = typer.Option(False, "--ambiguous", "--apply-ambiguous",
+                                              help="Also apply the ambiguous edits."),
                force: bool = typer.Option(False, "--force", help="Apply even when the plan reports conflicts."),
                verify: str = typer.Option("", "--verify", help="Command to run after applying, e.g. 'pytest -q'.")
                ) -> None:
@@ -257,7 +267,7 @@ def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt,
     result: dict[str, Any] = {"applied": True, "files": list(applied.files), "edits_applied": applied.edits_applied,
                               "edits_skipped": applied.edits_skipped, "skipped_reasons": list(applied.skipped_reasons)}
     if not as_json:
-        console.print(f"renamed {plan.symbol.qualname} -> {new}: {applied.edits_applied} edits in "
+        console.print(f"renamed {esc(plan.symbol.qualname)} -> {esc(new)}: {applied.edits_applied} edits in "
                       f"{len(applied.files)} files ({applied.edits_skipped} ambiguous edits not applied)")
     ok = True
     if verify:
@@ -267,12 +277,12 @@ def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt,
         result["verify"] = {"command": verify, "exit_code": proc.returncode, "passed": ok, "output_tail": tail}
         if not as_json:
             if ok:
-                console.print(f"[green]verify passed[/]: `{verify}` exited 0")
+                console.print(f"[green]verify passed[/]: `{esc(verify)}` exited 0")
             else:
-                console.print(f"[bold red]verify FAILED[/]: `{verify}` exited {proc.returncode}; the rename is "
+                console.print(f"[bold red]verify FAILED[/]: `{esc(verify)}` exited {proc.returncode}; the rename is "
                               "still applied (revert it with your VCS, e.g. `git checkout -- .`)")
                 for line in tail:
-                    console.print(f"  {line}", markup=False)
+                    console.print(text(f"  {line}"))
     if as_json:
         _dump(result)
     if not ok:

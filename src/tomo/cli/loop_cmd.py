@@ -19,6 +19,11 @@ def replay_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the events as JSON lines instead of the log"),
 ) -> None:
     """Show a saved run transcript as the compact log (or its events as JSON)."""
+    if transcript.is_dir():
+        found = sorted(p.name for p in transcript.glob("*.jsonl"))[:3]
+        raise ConfigError(f"transcript {transcript} is a directory, not a transcript file",
+                          hint="give the path of a .jsonl file written by --transcript"
+                               + (f", e.g. one of: {', '.join(found)}" if found else ""))
     if not transcript.is_file():
         raise ConfigError(f"transcript {transcript} does not exist", hint="give the path of a .jsonl transcript")
     if as_json:

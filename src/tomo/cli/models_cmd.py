@@ -1,4 +1,6 @@
-"""`tomo models`: the default model and why, the tier table, and which providers answer right now."""
+"""`tomo models`: the default model and why, the tier table, which providers answer right now, and the
+OpenAI-compatible servers on this machine's usual ports (llama.cpp 8080, LM Studio 1234, vLLM/llama-cpp-python 8000)
+with the models they serve."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from tomo.cli import app
+from tomo.cli.safe import esc as escape  # markup and control characters: provider details are outside text
 from tomo.config import load_settings
 from tomo.errors import TomoError
 from tomo.models.gateway import TIERS, detect, probe_providers, tier_table
@@ -22,7 +24,7 @@ def models(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     timeout: float = typer.Option(2.0, "--timeout", help="Seconds to wait for each provider."),
 ) -> None:
-    """Show the detected default model, the tier table, and which providers answer right now."""
+    """Show the detected default model, the tier table, which providers answer, and local servers' models."""
     settings = load_settings()
     report: dict[str, Any] = {}
     try:
@@ -69,6 +71,9 @@ def _render(report: dict[str, Any]) -> None:
         providers.add_row(escape(row["provider"]), escape(row["base_url"]),
                           "[green]yes[/]" if row["ok"] else "[red]no[/]", escape(row["detail"]))
     console.print(providers)
+    for row in report["providers"]:
+        if row.get("spec"):
+            console.print(f"[dim]use {escape(row['base_url'])}:[/] --model {escape(row['spec'])}", soft_wrap=True)
     if report.get("tiers_error"):
         console.print(f"[red]tiers:[/] {escape(report['tiers_error']['error'])}")
         console.print(f"[yellow]hint:[/] {escape(report['tiers_error']['hint'])}")

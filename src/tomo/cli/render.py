@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from tomo.cli.safe import esc, visible
 from tomo.events import (
     AssistantSaid,
     Event,
@@ -82,7 +82,7 @@ class RichSink:
 
     def _thinking(self, e: ModelThinking) -> None:
         self._tail = ""
-        message = f"[bold]{e.agent}[/] · {escape(e.model)} is thinking (step {e.step})…"
+        message = f"[bold]{esc(e.agent)}[/] · {esc(e.model)} is thinking (step {e.step})…"
         if self._status is None:
             self._status = self.console.status(message, spinner="dots")
             self._status.start()
@@ -94,7 +94,7 @@ class RichSink:
         self._tail = (self._tail + e.text)[-60:]
         if self._status is not None:
             tail = " ".join(self._tail.split())
-            self._status.update(f"[bold]{e.agent}[/] is writing: [dim]…{escape(tail)}[/]")
+            self._status.update(f"[bold]{esc(e.agent)}[/] is writing: [dim]…{esc(tail)}[/]")
 
     def _called(self, e: ModelCalled) -> None:
         self._line("dim", f"step {e.step} · {e.model} · {e.seconds:.1f}s · {e.input_tokens:,} in / "
@@ -102,20 +102,20 @@ class RichSink:
 
     def _said(self, e: AssistantSaid) -> None:
         if self.show_assistant:
-            self.console.print(Text.assemble((f"{e.agent}: ", "bold cyan"), e.text))
+            self.console.print(_assemble((f"{e.agent}: ", "bold cyan"), e.text))
 
     def _tool(self, e: ToolCalled) -> None:
         mark = ("  ✓ ", "green") if e.ok else ("  ✗ ", "red")
         call = f"{e.tool}({_args(e.args)})"
-        self._one_line(Text.assemble(mark, (call, "bold"), (" → ", "dim"), e.summary,
+        self._one_line(_assemble(mark, (call, "bold"), (" → ", "dim"), e.summary,
                                      (f"  {e.seconds:.2f}s" if e.seconds >= 0.01 else "", "dim")))
 
     def _failed(self, e: ModelFailed) -> None:
         where = f" ({e.provider}, HTTP {e.status})" if e.status else (f" ({e.provider})" if e.provider else "")
-        self._one_line(Text.assemble((f"✗ {e.agent}: the model failed at step {e.step}{where}: ", "bold red"), e.error))
+        self._one_line(_assemble((f"✗ {e.agent}: the model failed at step {e.step}{where}: ", "bold red"), e.error))
 
     def _refused(self, e: ToolRefused) -> None:
-        self._one_line(Text.assemble(("  ⊘ refused ", "bold red"), (e.tool, "bold"), (": ", "dim"), e.reason))
+        self._one_line(_assemble(("  ⊘ refused ", "bold red"), (e.tool, "bold"), (": ", "dim"), e.reason))
 
     def _capped(self, e: ResultCapped) -> None:
         self._line("yellow", f"  ⚠ {e.tool}: the model saw {e.shown:,} of {e.total:,} {e.unit} (result capped)")
@@ -128,8 +128,9 @@ class RichSink:
                                   "it is incomplete")
 
     def _usage(self, e: UsageReported) -> None:
-        total = e.input_tokens + e.output_tokens
-        self._line("dim", f"tokens: {e.input_tokens:,} in · {e.output_tokens:,} out · {total:,} total")
+        total, t = e.input_tokens + e.output_tokens, "~" if e.estimated else ""
+        self._line("dim", f"tokens: {t}{e.input_tokens:,} in · {t}{e.output_tokens:,} out · {t}{total:,} total"
+                          + (" (estimated: the server reported none)" if e.estimated else ""))
 
     def _notice(self, e: Notice) -> None:
         self._line(_LEVELS.get(e.level, ""), f"{e.level}: {e.text}")
@@ -146,7 +147,8 @@ class RichSink:
     # ---- helpers ------------------------------------------------------------------------------------------------
 
     def _line(self, style: str, text: str) -> None:
-        self.console.print(Text(text, style=style))
+        """One log line; its values come from outside (model names, notices, tool names), so it is shown as text."""
+        self.console.print(Text(visible(text), style=style))
 
     def _one_line(self, text: Text) -> None:
         """A log entry stays one line however long the call: the full text is in the transcript."""
@@ -156,6 +158,11 @@ class RichSink:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def _assemble(*parts: str | tuple[str, str]) -> Text:
+    """``Text.assemble`` with every part shown as text (tomo's own words hold no control characters)."""
+    return Text.assemble(*((visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts))
 
 
 def _args(args: dict[str, Any], limit: int = 60) -> str:

@@ -24,7 +24,17 @@ from rich.text import Text
 from tomo.cli import app, report_error
 from tomo.cli.render import RichSink
 from tomo.errors import ConfigError, TomoError
-from tomo.events import BlockOutput, BlockStarted, CodeRan, GateBlocked, JsonlSink, Sink, TeeSink, TurnEnded
+from tomo.events import (
+    AssistantSaid,
+    BlockOutput,
+    BlockStarted,
+    CodeRan,
+    GateBlocked,
+    JsonlSink,
+    Sink,
+    TeeSink,
+    TurnEnded,
+)
 
 EXIT_VERIFIED, EXIT_ERROR, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 3, 130
 ENGINES = ("oi", "tools")
@@ -36,7 +46,15 @@ class RunSink(RichSink):
     def __init__(self, console: Console) -> None:
         super().__init__(console)
         self._handlers.update({BlockStarted: self._block, BlockOutput: self._output, CodeRan: lambda e: None,
-                               GateBlocked: self._gate, TurnEnded: lambda e: None})
+                               GateBlocked: self._gate, TurnEnded: lambda e: None, AssistantSaid: self._said_oi})
+
+    def _said_oi(self, e: AssistantSaid) -> None:
+        """The model's words; its runnable blocks are shown on their own, each right before it runs."""
+        from tomo.oi.blocks import without_runnable
+
+        text = without_runnable(e.text)
+        if text:
+            self.console.print(Text.assemble((f"{e.agent}: ", "bold cyan"), text))
 
     def _block(self, e: BlockStarted) -> None:
         self.console.print(Text(f"── block {e.number} · {e.language} (round {e.round})", style="bold blue"))
@@ -133,7 +151,8 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
         if timeout <= 0:
             raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 120")
         limits = limits.with_(timeout_s=timeout)
-    system = system_prompt([d for d in directive.split(",") if d.strip()])
+    directives = [d for d in directive.split(",") if d.strip()]
+    system = system_prompt(directives)
     renderer = RunSink(console)
     recorder = JsonlSink(transcript) if transcript else None
     sink: Sink = TeeSink(renderer, recorder) if recorder else renderer
@@ -146,13 +165,13 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     try:
         if engine == "oi":
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
-                             context, session, history, sink)
+                             context, session, history, sink, stream=not as_json)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
             tools = ToolsEngine(chosen, box, gate, root, max_rounds=max_rounds, exec_gate=exec_gate, repro=repro,
-                                system=system, limits=limits, checkpoint=lambda new: _checkpoint(session, history,
-                                                                                                 new))
+                                directives=directives, limits=limits,
+                                checkpoint=lambda new: _checkpoint(session, history, new))
             result = asyncio.run(_with_interrupts(tools.turn(history, task, sink), tools.interrupt))
             result = _result(tools.last, session.id)
     finally:
@@ -166,11 +185,11 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
 
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
-            history: list[Any], sink: Sink) -> dict[str, Any]:
+            history: list[Any], sink: Sink, *, stream: bool) -> dict[str, Any]:
     from tomo.oi.engine import Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
-                    context=context, checkpoint=lambda new: _checkpoint(session, history, new))
+                    context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 

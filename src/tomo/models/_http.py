@@ -4,6 +4,11 @@ Retry policy follows the official SDKs (OpenAI, Anthropic): connection errors, t
 retried twice with exponential backoff (0.5 s doubling, capped at 8 s) and up to 25 % jitter, and a ``Retry-After``
 (or ``retry-after-ms``) of at most 60 s is honoured instead. Everything else becomes a typed error at once, because
 retrying a bad key or a bad request only wastes the user's time. Streams are retried only before their first byte.
+
+Two exceptions to "5xx is transient", both from trying tomo against real local servers: a 500 that comes back with
+the same message for the same request is a template or validation error (llama-cpp-python's Jinja templates fail
+that way), so it is not retried again but raised as :class:`ServerRefused`, which an adapter may adapt to; and a
+connection refused on this machine (127.0.0.1, localhost, ::1) means nothing listens there, which no retry mends.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import email.utils
 import json
 import random
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -47,6 +53,32 @@ class RetryPolicy:
 
 def retryable(status: int) -> bool:
     return status in RETRY_STATUSES or status >= 500
+
+
+# A refusal of the request itself (not of the key, the model name or the rate): an adapter may change the request.
+REFUSAL_STATUSES = frozenset({400, 422, 500})
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+class ServerRefused(ModelError):
+    """The server refused this request as it was shaped (400/422, or a 500 that repeated for the same payload).
+    ``detail`` is the server's own words, which adapters read to decide what to change."""
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None, hint: str = "",
+                 detail: str = "") -> None:
+        super().__init__(message, provider=provider, status=status, hint=hint)
+        self.detail = detail
+
+
+class StreamBroke(ModelUnavailable):
+    """The connection broke while a stream was being read (not a timeout). Never retried by ``_send`` (part of the
+    reply may have been shown); an adapter that saw no chunk yet may treat it as the server refusing the request."""
+
+
+def is_loopback(url: str) -> bool:
+    """True when ``url`` names this machine: a refused connection there means nothing is listening."""
+    host = (urllib.parse.urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -176,6 +208,9 @@ class HttpModel:
         self.sink: Sink = sink or NullSink()
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Set by the gateway when it read the spec as this provider's by default (``gemni:pro`` -> Ollama): every
+        # error then starts by saying so, because "cannot reach ollama" alone hides the user's typo.
+        self.spec_note = ""
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -209,10 +244,17 @@ class HttpModel:
         self._notice(f"{self.name}: {why}; retry {retry + 1} of {self.retry.max_retries} in {delay:.2f} s", "info")
         await self.retry.sleep(delay)
 
+    def _noted(self, error: ModelError) -> ModelError:
+        """``error`` with the gateway's note on how it read the spec put first (when there is one)."""
+        if self.spec_note and not error.message.startswith(self.spec_note):
+            error.message = f"{self.spec_note}. {error.message}"
+            error.args = (error.message,)
+        return error
+
     def _transport_error(self, exc: httpx.TransportError, *, mid_stream: bool = False) -> ModelError:
         where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
         if mid_stream:
-            return (ModelTimeout if isinstance(exc, httpx.TimeoutException) else ModelUnavailable)(
+            return (ModelTimeout if isinstance(exc, httpx.TimeoutException) else StreamBroke)(
                 f"{where} stopped mid-stream ({exc.__class__.__name__}: {exc}); a stream is not retried once it "
                 "has started, because part of the reply was already shown",
                 provider=self.provider,
@@ -225,11 +267,18 @@ class HttpModel:
                 provider=self.provider,
                 hint=f"raise timeout_s under [providers.{self.provider}] in tomo.toml, or use a smaller model",
             )
-        hint = (
-            "start it with `ollama serve`, or point OLLAMA_HOST at it"
-            if self.provider == "ollama"
-            else "check the network and the base URL (ANTHROPIC_BASE_URL / OPENAI_BASE_URL / [providers])"
-        )
+        local = isinstance(exc, httpx.ConnectError) and is_loopback(self.endpoint.base_url)
+        if self.provider == "ollama":
+            hint = "start it with `ollama serve`, or point OLLAMA_HOST at it"
+        elif local:
+            hint = ("start the server (e.g. `python -m llama_cpp.server --model FILE --port PORT`, `llama-server`, "
+                    "LM Studio's server), or fix the port in the spec; `tomo models` lists the servers it finds")
+        else:
+            hint = "check the network and the base URL (ANTHROPIC_BASE_URL / OPENAI_BASE_URL / [providers])"
+        if local:
+            return ModelUnavailable(f"nothing is listening at {where}: the connection was refused on this machine "
+                                    f"({exc.__class__.__name__}), so tomo did not retry", provider=self.provider,
+                                    hint=hint)
         return ModelUnavailable(f"cannot reach {where}: {exc.__class__.__name__}: {exc}", provider=self.provider,
                                 hint=hint)
 
@@ -255,21 +304,36 @@ class HttpModel:
     async def _send(self, path: str, body: dict[str, Any], *, stream: bool) -> AsyncIterator[httpx.Response]:
         client = self.client
         retry = 0
+        last_500: str | None = None
+        dropped = 0
         while True:
             request = client.build_request("POST", path, json=body)
             try:
                 response = await client.send(request, stream=stream)
             except httpx.TransportError as exc:
-                if retry < self.retry.max_retries:
+                local = is_loopback(self.endpoint.base_url)
+                refused_here = isinstance(exc, httpx.ConnectError) and local
+                if local and not isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
+                    dropped += 1  # a local server that hangs up on a request without answering it
+                    if dropped == 2:  # ... twice for the same one: it crashes on this payload (see its log)
+                        where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
+                        detail = ("the server dropped the connection twice for the same request "
+                                  f"({exc.__class__.__name__})")
+                        raise self._noted(ServerRefused(
+                            f"{where}: {detail}; a local server that fails the same request twice is refusing its "
+                            "shape, not having a passing fault", provider=self.endpoint.provider, detail=detail,
+                            hint="the server's own log says what it could not do; switch model or server, or "
+                                 "report it with the message above")) from exc
+                if retry < self.retry.max_retries and not refused_here:
                     await self._wait(retry, f"{exc.__class__.__name__}")
                     retry += 1
                     continue
-                raise self._transport_error(exc) from exc
+                raise self._noted(self._transport_error(exc)) from exc
             if response.is_success:
                 try:
                     yield response
                 except httpx.TransportError as exc:  # mid-stream: never retried, the caller saw partial output
-                    raise self._transport_error(exc, mid_stream=True) from exc
+                    raise self._noted(self._transport_error(exc, mid_stream=True)) from exc
                 finally:
                     await response.aclose()
                 return
@@ -277,11 +341,28 @@ class HttpModel:
                 with contextlib.suppress(httpx.TransportError):  # the status alone is enough to decide
                     await response.aread()
             await response.aclose()
-            if retryable(response.status_code) and retry < self.retry.max_retries:
-                await self._wait(retry, f"HTTP {response.status_code}", parse_retry_after(response.headers))
+            status = response.status_code
+            detail = provider_message(response) if status in REFUSAL_STATUSES else ""
+            repeated = status == 500 and last_500 is not None and detail == last_500
+            if retryable(status) and retry < self.retry.max_retries and not repeated:
+                last_500 = detail if status == 500 else None
+                await self._wait(retry, f"HTTP {status}", parse_retry_after(response.headers))
                 retry += 1
                 continue
-            raise error_for(response, self.endpoint, self.model)
+            error = error_for(response, self.endpoint, self.model)
+            if repeated:
+                where = f"{self.endpoint.provider} ({self.endpoint.base_url})"
+                raise self._noted(ServerRefused(
+                    f"{where} failed the same way twice for the same request ({status}): {detail}; an error that "
+                    "repeats for one payload is the server refusing its shape (a template or validation error), "
+                    "not a passing fault, so tomo did not retry it again",
+                    provider=self.endpoint.provider, status=status, detail=detail,
+                    hint="this server cannot take this request; switch model or server, or report it with the "
+                         "message above"))
+            if status in (400, 422):
+                raise self._noted(ServerRefused(error.message, provider=error.provider, status=status,
+                                                hint=error.hint, detail=detail))
+            raise self._noted(error)
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:

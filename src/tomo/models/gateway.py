@@ -19,7 +19,7 @@ import httpx
 
 from tomo.config import ProviderSettings, Settings
 from tomo.errors import ConfigError, ModelAuthError, ModelUnavailable
-from tomo.events import Sink
+from tomo.events import Notice, Sink
 from tomo.models import anthropic, ollama, openai
 from tomo.models._http import RetryPolicy
 from tomo.models.anthropic import AnthropicModel
@@ -57,6 +57,26 @@ DEFAULT_BASE_URL = {"ollama": ollama.DEFAULT_BASE_URL, "anthropic": anthropic.DE
 PREFIXES = {"ollama": "ollama", "claude": "anthropic", "anthropic": "anthropic", "openai": "openai",
             "openai-compat": "openai-compat", "scripted": "scripted"}
 
+# Names people type that are not providers of tomo's, and how to reach them instead.
+NOT_PROVIDERS = {
+    "gemini": "Gemini speaks the OpenAI API: openai-compat:https://generativelanguage.googleapis.com/v1beta/openai"
+              "#gemini-2.5-flash (with api_key_env under [providers.openai-compat])",
+    "openrouter": "OpenRouter speaks the OpenAI API: openai-compat:https://openrouter.ai/api/v1#MODEL",
+    "lmstudio": "LM Studio serves the OpenAI API: openai-compat:http://localhost:1234/v1#MODEL",
+    "llamacpp": "llama.cpp's server speaks the OpenAI API: openai-compat:http://localhost:8080/v1#MODEL",
+    "vllm": "vLLM serves the OpenAI API: openai-compat:http://localhost:8000/v1#MODEL",
+}
+
+# OpenAI-compatible servers on their usual local ports: `tomo models` lists what they serve, and detection uses one
+# when nothing better is connected. TOMO_LOCAL_SERVERS replaces the list (ports or base URLs, comma-separated; empty:
+# look nowhere), for a server on another port and for tests on a shared machine.
+LOCAL_SERVERS: tuple[tuple[int, str], ...] = (
+    (8080, "llama.cpp's llama-server"),
+    (1234, "LM Studio"),
+    (8000, "vLLM or llama-cpp-python"),
+)
+LOCAL_SERVERS_ENV = "TOMO_LOCAL_SERVERS"
+
 CONNECT_HINT = (
     "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
     "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
@@ -77,6 +97,50 @@ def split_spec(spec: str) -> tuple[str, str]:
                               hint=f"write {prefix}:MODEL_NAME")
         return PREFIXES[prefix], rest.strip()
     return "ollama", spec
+
+
+def did_you_mean(prefix: str) -> str | None:
+    """The provider (or a known non-provider) a mistyped prefix is closest to, or None. ``ollama`` is left out on
+    purpose: ``llama3.1`` and ``llava`` are Ollama models, not typos of its name."""
+    squashed = prefix.lower().replace("-", "").replace("_", "").replace(".", "")
+    if squashed in NOT_PROVIDERS:
+        return squashed
+    names = [p for p in PREFIXES if p != "ollama"] + list(NOT_PROVIDERS)
+    scored = sorted((typo_distance(prefix.lower(), name), name) for name in names)
+    distance, name = scored[0]
+    # One slip in a short name, two in a long one: "cluade", "opnai", "anthropc", "gemni"; not "openchat" (a model).
+    return name if distance <= (1 if len(name) <= 6 else 2) else None
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b`` where swapping two neighbours counts as one (optimal string alignment)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def spec_note(spec: str) -> tuple[str, bool]:
+    """For a spec read as an Ollama model because its prefix names no provider (``gemni:pro``): the sentence that
+    says so, and whether the prefix looks like a mistyped provider (then with a did-you-mean). ``("", False)`` for a
+    spec without a prefix."""
+    spec = spec.strip()
+    prefix, sep, rest = spec.partition(":")
+    if not sep or prefix in PREFIXES:
+        return "", False
+    note = (f"read {spec!r} as an Ollama model: no provider is named {prefix!r} "
+            f"(providers: {', '.join(PREFIXES)})")
+    near = did_you_mean(prefix)
+    if near is None:
+        return note, False
+    if near in NOT_PROVIDERS:
+        return f"{note}; {NOT_PROVIDERS[near]}", True
+    return f"{note}; did you mean {near}:{rest}?", True
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -114,9 +178,13 @@ def model_from_spec(
     conf = settings.provider(provider)
     policy = retry or RetryPolicy(max_retries=conf.max_retries)
     if provider == "ollama":
-        return OllamaModel(name, base_url=base_url("ollama", settings, environ),
-                           num_ctx=conf.num_ctx or ollama.DEFAULT_NUM_CTX, timeout_s=conf.timeout_s, retry=policy,
-                           sink=sink)
+        model = OllamaModel(name, base_url=base_url("ollama", settings, environ),
+                            num_ctx=conf.num_ctx or ollama.DEFAULT_NUM_CTX, timeout_s=conf.timeout_s, retry=policy,
+                            sink=sink)
+        model.spec_note, typo = spec_note(spec)
+        if typo and sink is not None:  # a likely typo is said before the first request, not only on failure
+            sink.emit(Notice("warning", model.spec_note))
+        return model
     if provider == "openai-compat":
         url, hash_, model_name = name.rpartition("#")
         if not hash_ or not url or not model_name:
@@ -166,6 +234,59 @@ def ollama_installed(url: str, timeout_s: float = 1.5) -> list[str] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class LocalServer:
+    """An OpenAI-compatible server on this machine: its base URL, who usually listens there, what it serves."""
+
+    base_url: str
+    usual: str
+    models: tuple[str, ...] | None  # None: nothing OpenAI-compatible answered
+    detail: str
+
+    def spec(self) -> str | None:
+        return f"openai-compat:{self.base_url}#{self.models[0]}" if self.models else None
+
+
+def local_server_urls(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """``[(base_url, who usually listens there)]`` to look at: the usual ports, or TOMO_LOCAL_SERVERS."""
+    raw = _env(env).get(LOCAL_SERVERS_ENV)
+    if raw is None:
+        return [(f"http://127.0.0.1:{port}/v1", usual) for port, usual in LOCAL_SERVERS]
+    usual = dict(LOCAL_SERVERS)
+    out = []
+    for item in (part.strip() for part in raw.split(",")):
+        if item.isdigit():
+            out.append((f"http://127.0.0.1:{item}/v1", usual.get(int(item), "a local server")))
+        elif item:
+            out.append((item.rstrip("/"), "a local server"))
+    return out
+
+
+def _served(response: httpx.Response) -> tuple[tuple[str, ...] | None, str]:
+    """What a GET /models answer says: the model ids, or None and why this is not a Chat Completions server."""
+    if not response.is_success:
+        return None, f"answers with HTTP {response.status_code}: not an OpenAI-compatible server"
+    try:
+        data = response.json().get("data")
+        ids = tuple(str(m["id"]) for m in data)
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None, "answers, but not with a model list: not an OpenAI-compatible server"
+    return ids, f"serves {len(ids)} model(s): {', '.join(ids[:5])}" if ids else "serves no model"
+
+
+def local_servers(env: Mapping[str, str] | None = None, timeout_s: float = 1.5) -> list[LocalServer]:
+    """Asks each usual local port for its model list (GET {base}/models). A refused port costs nothing."""
+    found = []
+    with httpx.Client(timeout=timeout_s) as client:
+        for url, usual in local_server_urls(env):
+            try:
+                models, detail = _served(client.get(f"{url}/models"))
+            except httpx.HTTPError as exc:
+                models, detail = None, f"no answer ({exc.__class__.__name__})"
+            found.append(LocalServer(url, usual, models, detail))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
 class Detection:
     spec: str
     reason: str
@@ -189,6 +310,13 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
         var, key = _key(provider, settings.provider(provider), environ)
         if key:
             return Detection(TIER_DEFAULTS[provider]["fast"], f"{var} is set (the provider's fast tier)")
+    # Last before giving up: a model someone is serving on this machine (not before the blessed list or a key: a
+    # server on 8000 may be anything, and its model is untried for tool use).
+    local = local_servers(environ, timeout_s)
+    serving = next((server for server in local if server.models), None)
+    if serving is not None:
+        return Detection(str(serving.spec()), f"served at {serving.base_url} (usually {serving.usual}); the first "
+                                              f"of its {len(serving.models or ())} model(s)")
     if installed:
         raise ModelUnavailable(
             f"Ollama at {url} has {len(installed)} model(s) ({', '.join(installed[:5])}), but none tomo trusts to "
@@ -196,8 +324,9 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
             provider="ollama",
             hint=f"`ollama pull {BLESSED_OLLAMA[0][0]}`, or choose one of yours with --model ollama:NAME",
         )
-    raise ModelUnavailable(f"no model found: Ollama does not answer at {url}, and neither ANTHROPIC_API_KEY nor "
-                           "OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
+    looked = f", no OpenAI-compatible server serves a model at {', '.join(s.base_url for s in local)}" if local else ""
+    raise ModelUnavailable(f"no model found: Ollama does not answer at {url}{looked}, and neither ANTHROPIC_API_KEY "
+                           "nor OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
 
 
 def detect_default_model(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
@@ -245,9 +374,15 @@ class ProviderStatus:
     base_url: str
     ok: bool
     detail: str
+    models: tuple[str, ...] = ()  # what a local server serves (the others are counted in ``detail``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"provider": self.provider, "base_url": self.base_url, "ok": self.ok, "detail": self.detail}
+        out: dict[str, Any] = {"provider": self.provider, "base_url": self.base_url, "ok": self.ok,
+                               "detail": self.detail}
+        if self.provider == "local":
+            out["models"] = list(self.models)
+            out["spec"] = f"openai-compat:{self.base_url}#{self.models[0]}" if self.models else None
+        return out
 
 
 async def _probe(client: httpx.AsyncClient, provider: str, url: str, path: str, headers: dict[str, str],
@@ -290,7 +425,16 @@ async def probe_providers(settings: Settings | None = None, *, env: Mapping[str,
             _, key = _key("openai-compat", compat, environ)
             jobs.append(_probe(client, "openai-compat", compat.base_url, "/models",
                                {"Authorization": f"Bearer {key}"} if key else {}, "data"))
+        jobs += [_probe_local(client, url, usual) for url, usual in local_server_urls(environ)]
         results = list(await asyncio.gather(*jobs))
-    order = ["ollama", "anthropic", "openai", "openai-compat"]
+    order = ["ollama", "anthropic", "openai", "openai-compat", "local"]
     return sorted(results + skipped, key=lambda s: order.index(s.provider))
+
+
+async def _probe_local(client: httpx.AsyncClient, url: str, usual: str) -> ProviderStatus:
+    try:
+        models, detail = _served(await client.get(f"{url}/models"))
+    except httpx.HTTPError as exc:
+        return ProviderStatus("local", url, False, f"no answer ({exc.__class__.__name__}; usually {usual})")
+    return ProviderStatus("local", url, models is not None, detail, models or ())
 

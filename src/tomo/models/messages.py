@@ -69,15 +69,20 @@ class ToolSpec:
 
 @dataclass(slots=True)
 class Usage:
+    """Tokens a reply cost. ``estimated`` when tomo counted them itself because the server did not say (shown with
+    a "~"); a sum is estimated when any part of it is. Budgets count estimated tokens like reported ones."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.estimated or other.estimated)
 
 
 @dataclass(slots=True)

@@ -48,6 +48,8 @@ DEFAULT_NUM_CTX = 8192
 CHARS_PER_TOKEN = 4  # a deliberately generous estimate: only a request that *clearly* exceeds num_ctx is flagged
 FORCE_SYSTEM = "You must answer this turn by calling one of the tools ({names}); do not answer in plain text."
 FORCE_RETRY = "You did not call a tool. Call one of these tools now: {names}. Reply with the tool call only."
+NO_CALL = ("{name}: a forced tool call came back without a call, twice (Ollama cannot enforce one); the reply is "
+           "passed on as it is")
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -179,6 +181,8 @@ class OllamaModel(HttpModel):
             body["messages"] += [_message(reply.message), _retry_message(names)]
             second = from_response(await self.post_json("/api/chat", body), names)
             second.usage = reply.usage + second.usage
+            if not second.tool_calls:
+                self._notice(NO_CALL.format(name=self.name))
             return second
         return reply
 
@@ -204,6 +208,8 @@ class OllamaModel(HttpModel):
                 yield event
             reply = from_response(final, names)
             reply.usage = first_usage + reply.usage
+            if not reply.tool_calls:
+                self._notice(NO_CALL.format(name=self.name))
         if not final.get("done"):  # the stream ended before its done line: the reply is not whole
             reply.finish = "error"
         yield ReplyDone(reply)

@@ -9,7 +9,8 @@ It records, per process, two things and writes them to ``$TOMO_OI_TRACE/trace-PI
 Cost is kept small: line events are asked for only in code objects of watched files. On Python 3.12+ it uses
 ``sys.monitoring`` (each line is reported once and then disabled; every other code object is disabled on its first
 start); on 3.11 ``sys.settrace``, whose global function sees each call and returns a line tracer only for watched
-files. A process that dies without exiting normally (killed, ``os._exit``) writes nothing: its lines count as not run.
+files. A process killed before it exits writes nothing: its lines count as not run (``os._exit``, how forked workers
+leave, writes first).
 Nothing here raises: a broken configuration means no trace, which the gate reads as "not executed".
 It must run on every Python the project might use, so it keeps to the standard library and plain syntax.
 """
@@ -21,7 +22,7 @@ import contextlib
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 
 def _install(trace_dir: str) -> None:
@@ -116,6 +117,17 @@ def _install(trace_dir: str) -> None:
         sys.settrace(on_call)
         threading.settrace(on_call)
     atexit.register(write)
+    real_exit = os._exit
+
+    def exit_now(status: int) -> NoReturn:
+        """A forked worker (multiprocessing, a test runner's pool) leaves through os._exit, skipping atexit: write
+        first, so the lines it ran count."""
+        try:
+            write()
+        finally:
+            real_exit(status)
+
+    os._exit = exit_now
 
 
 def _chain() -> None:

@@ -34,6 +34,7 @@ class Block:
     line: int
     runner: Runner | None = None
     closed: bool = True
+    end: int = 0  # the closing fence's line (the last line of the text when the block is not closed)
 
     @property
     def runs(self) -> bool:
@@ -91,7 +92,7 @@ def extract(text: str) -> Extraction:
             body.append(_dedent(lines[j], indent))
             j += 1
         blocks.append(Block(label=label, code="\n".join(body) + ("\n" if body else ""), line=i + 1,
-                            runner=LANGUAGES.get(label), closed=closed))
+                            runner=LANGUAGES.get(label), closed=closed, end=min(j + 1, len(lines))))
         i = j + 1
     return Extraction(blocks)
 
@@ -108,3 +109,14 @@ def _dedent(line: str, indent: int) -> str:
     """CommonMark: content lines lose up to the opening fence's indentation."""
     removable = len(line) - len(line.lstrip(" "))
     return line[min(indent, removable):]
+
+
+def without_runnable(text: str) -> str:
+    """``text`` with its runnable blocks taken out (a log shows each block on its own, before it runs)."""
+    found = extract(text).runnable
+    if not found:
+        return text
+    lines = text.split("\n")
+    drop = {n for b in found for n in range(b.line, b.end + 1)}
+    kept = [line for n, line in enumerate(lines, 1) if n not in drop]
+    return "\n".join(kept).strip()

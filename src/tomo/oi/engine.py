@@ -38,11 +38,12 @@ from tomo.events import (
     NullSink,
     ReplyTruncated,
     Sink,
+    TextStreamed,
     TurnEnded,
     UsageReported,
 )
 from tomo.models.base import Model
-from tomo.models.messages import Message, Usage
+from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block, extract
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
@@ -95,6 +96,7 @@ class Engine:
         context_budget: int = CONTEXT_BUDGET_TOKENS,
         output_chars: int = MODEL_OUTPUT_CHARS,
         checkpoint: Callable[[list[Message]], None] | None = None,
+        stream: bool = False,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -112,6 +114,7 @@ class Engine:
         self.context_budget = context_budget
         self.output_chars = output_chars
         self.checkpoint = checkpoint
+        self.stream = stream
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._in_block = False
@@ -168,8 +171,8 @@ class Engine:
                     break
                 emit(ModelThinking(AGENT, self.model.name, summary.rounds + 1))
                 started = time.perf_counter()
-                reply, interrupted = await self._guarded(
-                    self.model.chat([Message.system(self.system), *history, *new], []))
+                reply, interrupted = await self._guarded(self._ask([Message.system(self.system), *history, *new],
+                                                                   emit))
                 if interrupted or reply is None:
                     summary.ended_by = "interrupted"
                     new.append(Message.user("[tomo: the user interrupted the turn (Ctrl-C) while you were answering; "
@@ -200,7 +203,7 @@ class Engine:
                     for name, reason in missing:
                         gates.refusals[name] += 1
                         emit(GateBlocked(name, reason))
-                    new.append(Message.user(_refusal(missing, self.max_rounds - summary.rounds)))
+                    new.append(Message.user(refusal(missing, self.max_rounds - summary.rounds)))
                     self._save(new)
                     continue
                 reports: list[str] = []
@@ -223,12 +226,23 @@ class Engine:
                            summary.gates_dict()))
         return new
 
+    async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
+        """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream."""
+        if not self.stream:
+            return await self.model.chat(messages, [])
+        async for item in self.model.stream(messages, []):
+            if isinstance(item, TextDelta):
+                emit(TextStreamed(AGENT, item.text))
+            elif isinstance(item, ReplyDone):
+                return item.reply
+        raise ModelError(f"model {self.model.name!r} ended its stream without a final reply", provider=self.model.name,
+                         hint="this is a bug in the model adapter: every stream must end with ReplyDone")
+
     async def _run_blocks(self, blocks: list[Block], summary: TurnSummary, gates: TurnGates, reports: list[str],
                           emit: Callable[[Any], None]) -> bool:
         """Runs one reply's blocks in order; True when the user refused one (the turn then ends)."""
         for index, block in enumerate(blocks):
-            summary.blocks += 1
-            number = summary.blocks
+            number = summary.blocks + 1  # blocks counts the blocks that ran; a declined one did not
             assert block.runner is not None
             emit(BlockStarted(summary.rounds, number, block.runner, block.code))
             if not await self.gate.approve(block, number):
@@ -238,6 +252,7 @@ class Engine:
                                + (f", nor did the {rest} block(s) after it" if rest else "") +
                                ". The turn ends here; the user will say what to do instead.]")
                 return True
+            summary.blocks = number
             reports.append(await self._run_block(block, number, gates, emit))
             if self._end or gates.checks[-1].interrupted:
                 rest = len(blocks) - index - 1
@@ -307,6 +322,8 @@ class Engine:
         except Exception as exc:  # the pack is a help, never a reason to fail the turn
             emit(Notice("warning", f"no context pack: {type(exc).__name__}: {exc}"))
             return user
+        for note in getattr(pack, "notes", None) or ():
+            emit(Notice("info", f"context pack: {note}"))
         text = str(getattr(pack, "text", "") or "").strip()
         return f"{user}\n\n{text}" if text else user
 
@@ -315,10 +332,12 @@ class Engine:
             self.checkpoint(new)
 
 
-def _refusal(missing: list[tuple[str, str]], rounds_left: int) -> str:
+def refusal(missing: list[tuple[str, str]], rounds_left: int, *,
+            how: str = "in a python or bash block; a reply without a block") -> str:
+    """What the model reads when a gate keeps its turn open: each gate's reason, and what to do."""
     names = {"exec": "exec gate", "repro": "repro gate"}
     lines = [f"[tomo: you cannot end the turn yet; the {names.get(n, n)} is not satisfied: {reason}]"
              for n, reason in missing]
-    lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing in a python or bash block; a reply "
-                 "without a block is refused again until the gate is satisfied.]")
+    lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing {how} is refused again until the gate "
+                 "is satisfied.]")
     return "\n".join(lines)

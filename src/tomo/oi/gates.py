@@ -5,14 +5,16 @@ text classifies (:mod:`tomo.oi.classify`), its exit status, and -- for Python, m
 (``_sitehook.py``) -- which changed lines ran and which workspace files had code run at all.
 
 **Exec gate.** A turn that changed code may end only when its last check (the last block after the last code change
-that was not neutral: ``ls`` or ``git diff`` do not count) came back green, with its exit status its own (not masked
-by ``; echo`` or ``|| true``), and executed the change: for each changed Python file (outside tests, or the test files
-when only tests changed), at least one changed line that can run did run -- a changed line inside a function body
-when the change touches one, so importing the module is not enough; for other code files, the check was an
-executing command (a test runner, the program), not a compiler, type checker or linter.
+that was not neutral: ``ls``, ``git diff`` or a Python block that ran none of the workspace's code do not count) came
+back green, with its exit status its own (not masked by ``; echo`` or ``|| true``), and executed the change: for each
+changed Python file (outside tests, or the test files when only tests changed), at least one changed line that can
+run did run -- a changed line inside a function body when the change touches one, so importing the module is not
+enough; for other code files, the check was an executing command (a test runner, the program), not a compiler, type
+checker or linter.
 
 **Repro gate.** A turn that changed code outside tests (the fix) may end only when an executing check came back red
 before the fix's first edit, and -- when the fix is in Python -- that red check ran code in a file the fix changed.
+A fix reverted to the turn's start is no fix: the next edit starts it again, so "revert, reproduce, fix" works.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ class TurnGates:
         self.baseline: Snapshot = Snapshot()
         self.current: Snapshot = Snapshot()
         self.checks: list[Check] = []
-        self.first_fix: int | None = None  # number of the first check that changed code outside tests
+        self.first_fix: int | None = None  # the first check of the current fix (code outside tests changed)
         self.refusals = {"exec": 0, "repro": 0}
         self._trace_root = root / STATE_DIR / "trace"
         self._hook_dir = root / STATE_DIR / "hook"
@@ -136,17 +138,25 @@ class TurnGates:
         return {"TOMO_OI_TRACE": str(trace), "PYTHONPATH": str(self._hook_dir)}
 
     def record(self, number: int, runner: str, code: str, exit_code: int, *, timed_out: bool = False,
-               interrupted: bool = False) -> Check:
-        """After block ``number``: what it changed, what it was, what it ran."""
+               interrupted: bool = False, kind: Kind | None = None) -> Check:
+        """After block ``number``: what it changed, what it was, what it ran. ``kind`` overrides the classifier (an
+        editing tool call is neutral: a change, not a check)."""
         after = self.scanner.snapshot()
         changed = after.changed_since(self.current)
         self.current = after
-        klass = BlockClass("executing", True) if runner == "python" else classify_block(code)
+        if kind is not None:
+            klass = BlockClass(kind, kind != "neutral")
+        else:
+            klass = BlockClass("executing", True) if runner == "python" else classify_block(code)
         check = Check(number, runner, code, klass.kind, exit_code, conclusive=klass.conclusive, timed_out=timed_out,
                       interrupted=interrupted, changed=changed)
         if self.measure:
             self._read_traces(self._trace_root / str(number), check)
-        if self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
+            if runner == "python" and check.traced and not check.ran and not changed:
+                check.kind = "neutral"  # it ran none of the workspace's code and changed nothing: it only looked
+        if not any(not is_test_path(p) for p in self.changed_code()):
+            self.first_fix = None  # no fix (any more): a fix reverted to the start is no fix, so a red may come first
+        elif self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
             self.first_fix = number
         self.checks.append(check)
         return check
@@ -234,7 +244,7 @@ class TurnGates:
                     how = "the module was loaded but none of its changed lines ran"
                 else:
                     how = "the module was never loaded"
-                missing.append(f"{path}: none of the changed lines {_ranges(wanted)}{why} ran ({how})")
+                missing.append(f"{path}: no changed line ran ({_ranges(wanted)}{why}; {how})")
         return missing
 
     def required_lines(self, path: str) -> tuple[set[int], str]:
@@ -252,11 +262,11 @@ class TurnGates:
             tree = ast.parse(source)
             code = compile(tree, path, "exec")
         except (SyntaxError, ValueError):
-            return changed, " (the file does not parse, so nothing in it can run)"
+            return changed, ", and the file does not parse, so nothing in it can run"
         runnable = _code_lines(code) & changed
         in_functions = runnable & _function_body_lines(tree)
         if in_functions:
-            return in_functions, " inside functions"
+            return in_functions, ", in function bodies"
         return runnable, ""
 
     def repro_evidence(self) -> tuple[bool, str]:

@@ -16,6 +16,7 @@ from tomo.prism.model import (
     Reference,
     Symbol,
 )
+from tomo.prism.rename import LeavesReferences, leaves_warning, left_behind
 
 __all__ = [
     "Applied",
@@ -26,8 +27,11 @@ __all__ = [
     "Graph",
     "ImpactItem",
     "IndexStats",
+    "LeavesReferences",
     "Occurrence",
     "Plan",
     "Reference",
     "Symbol",
+    "leaves_warning",
+    "left_behind",
 ]

@@ -20,13 +20,13 @@ from tomo.errors import PrismError
 from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
 from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
+from tomo.prism.otherbind import UNBOUND, OtherBinder
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, KWARG, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value, same_name
 
 SymbolLike = str | Symbol
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
-UNBOUND = "name match, not bound"
 _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
 
 
@@ -153,7 +153,7 @@ class Graph:
 
     def _symbol_at(self, path: str, line: int, col: int | None) -> Symbol:
         rel = self._rel(path)
-        frow = self.conn.execute("SELECT id FROM files WHERE path=?", (rel,)).fetchone()
+        frow = self.conn.execute("SELECT id, lang FROM files WHERE path=?", (rel,)).fetchone()
         if frow is None:
             raise PrismError(f"{rel} is not in the index", hint="check the path (relative to the root) or re-index")
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.file_id=? AND d.line=? ORDER BY d.col",
@@ -166,6 +166,8 @@ class Graph:
             for name, blob in self.conn.execute("SELECT name, data FROM refs WHERE file_id=?", (frow[0],)):
                 for occ in _decode(res, frow[0], blob):
                     if occ[0] == line and occ[1] <= col < occ[1] + len(name):
+                        if frow[1] != "python":
+                            return self._other_symbol_at(rel, frow[1], name, occ)
                         v = self._bind_occurrence(res, frow[0], name, occ)
                         if v is not None and v[0] in ("def", "prop", "bound"):
                             return self.symbol(v[1])
@@ -177,6 +179,18 @@ class Graph:
                                          hint="it may be a builtin, a third-party name or an untyped attribute")
         raise PrismError(f"no symbol at {rel}:{line}" + (f":{col}" if col is not None else ""),
                          hint="point at a definition's or reference's name (line is 1-based, col 0-based)")
+
+    def _other_symbol_at(self, rel: str, lang: str, name: str, occ: tuple[Any, ...]) -> Symbol:
+        """The one definition a use in JS/TS/Go/Rust/Java is provably bound to (see :mod:`tomo.prism.otherbind`)."""
+        binder = OtherBinder(self.conn, self.root)
+        family = _FAMILY.get(lang, lang)
+        found = [s for s in (_symbol(r) for r in self.conn.execute(_DEF_SELECT + " WHERE d.name=?", (name,)))
+                 if _FAMILY.get(s.language, s.language) == family
+                 and binder.classify(s, rel, lang, occ)[0] == "confirmed"]
+        if len(found) == 1:
+            return found[0]
+        raise PrismError(f"`{name}` at {rel}:{occ[0]}:{occ[1]} is not provably bound to one indexed definition",
+                         hint="point at the definition instead (tomo graph symbols NAME lists them)")
 
     def _rel(self, path: str) -> str:
         p = Path(path)
@@ -204,14 +218,15 @@ class Graph:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
+        binder = OtherBinder(self.conn, self.root) if sym.language != "python" else None
         for fid, path, lang, blob in self.conn.execute(
                 "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
                 (sym.name,)):
             if _FAMILY.get(lang, lang) != family:
                 continue
             for occ in _decode(res, fid, blob):
-                got = (self._classify_python(res, sym, fid, path, occ) if lang == "python"
-                       else self._classify_other(sym, path, occ))
+                got = (self._classify_python(res, sym, fid, path, occ) if binder is None
+                       else binder.classify(sym, path, lang, occ))
                 if got is None:
                     continue
                 conf, reason, kind = got
@@ -243,12 +258,6 @@ class Graph:
                     out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
                                                                  "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
         return out
-
-    def _classify_other(self, sym: Symbol, path: str, occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
-        line, col, _scope, _recv, flags = occ
-        if flags & DEF and path == sym.path and line == sym.line and col == sym.col:
-            return "confirmed", "", "definition"
-        return "ambiguous", UNBOUND, "definition" if flags & DEF else "reference"
 
     def _classify_python(self, res: Resolver, sym: Symbol, fid: int, path: str,
                          occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:

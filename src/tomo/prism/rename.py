@@ -167,7 +167,49 @@ def _in_comment_or_string(tree, row: int, col: int, line: str) -> bool:  # type:
     return False
 
 
+class LeavesReferences(PrismError):
+    """Applying only a plan's confirmed edits would rename the definition and leave same-name references behind."""
+
+    def __init__(self, plan: Plan, left: list[Edit]) -> None:
+        super().__init__(f"{leaves_warning(plan, left)}; nothing was written",
+                         hint="check those edits in the plan (tomo graph rename-plan), then apply with the ambiguous "
+                              "edits included (--apply-ambiguous; MCP: include_ambiguous=true), or rename them by "
+                              "hand first")
+        self.plan = plan
+        self.left = left
+
+
+def left_behind(plan: Plan) -> list[Edit]:
+    """The same-name code references a confirmed-only apply would leave while it renames the definition.
+
+    JavaScript, TypeScript, Go, Rust and Java: any ambiguous edit outside the docs, because prism proves there only
+    scopes and imports, so an unproven use is as likely the symbol as not. Python's plans apply their confirmed
+    edits as they always have: its resolution already proves or rules out what a name can be bound to.
+    """
+    if plan.symbol.language == "python" or not any(e.confidence == "confirmed" for e in plan.edits):
+        return []
+    return [e for e in plan.edits if e.confidence == "ambiguous" and e.reason != "docs"]
+
+
+def leaves_warning(plan: Plan, left: list[Edit]) -> str:
+    """One line: how many references a confirmed-only apply would leave, and where the first few are."""
+    where = ", ".join(f"{e.path}:{e.line}:{e.col}" for e in left[:3])
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    refs = "reference" if len(left) == 1 else "references"
+    return (f"applying only the confirmed edits would rename `{plan.symbol.name}` and leave {len(left)} same-name "
+            f"{refs} that prism could not prove unrenamed ({where}{more})")
+
+
 def apply_plan(root: Path, plan: Plan, include_ambiguous: bool = False) -> Applied:
+    """Writes the plan's confirmed edits (all of them with ``include_ambiguous``) to every file, or nothing.
+
+    Refuses (:class:`LeavesReferences`) when the confirmed edits alone would leave same-name references behind
+    (:func:`left_behind`), so a half-renamed program is never written without the caller asking for it.
+    """
+    if not include_ambiguous:
+        left = left_behind(plan)
+        if left:
+            raise LeavesReferences(plan, left)
     chosen = [e for e in plan.edits if e.confidence == "confirmed" or include_ambiguous]
     skipped = [e for e in plan.edits if e not in chosen]
     by_file: dict[str, list[Edit]] = {}

@@ -1,7 +1,8 @@
 """Definitions and name occurrences for JavaScript, TypeScript, Go, Rust and Java.
 
-These languages get prism's shallow tier: definitions by tree-sitter query, references by name. Nothing here is
-bound, so every reference to a symbol in these languages is reported ``ambiguous`` ("name match, not bound").
+These languages get prism's shallow tier: definitions by tree-sitter query, references by name. A language with a
+binder (:mod:`tomo.prism.jsbind` and friends) also records, for every occurrence, what it is bound to where that is
+provable without types (see :mod:`tomo.prism.scopes`); query time turns that into ``confirmed`` or ``ambiguous``.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from tree_sitter import Language, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from tomo.prism import gobind, javabind, jsbind, rustbind
 from tomo.prism.pyextract import DEF, _first_error
+from tomo.prism.scopes import Scopes
 
 _JS_DEFS = """
 (function_declaration name: (identifier) @def.function)
@@ -26,10 +29,14 @@ _TS_EXTRA = """
 (abstract_class_declaration name: (type_identifier) @def.class) @container
 (enum_declaration name: (identifier) @def.enum)
 """
+_JS_REFS = ("[(identifier) (property_identifier) (shorthand_property_identifier)"
+            " (shorthand_property_identifier_pattern)] @ref")
+_TS_REFS = ("[(identifier) (property_identifier) (type_identifier) (shorthand_property_identifier)"
+            " (shorthand_property_identifier_pattern)] @ref")
 _SPECS: dict[str, tuple[str, str]] = {
-    "javascript": (_JS_DEFS, "[(identifier) (property_identifier) (shorthand_property_identifier)] @ref"),
-    "typescript": (_JS_DEFS + _TS_EXTRA, "[(identifier) (property_identifier) (type_identifier)] @ref"),
-    "tsx": (_JS_DEFS + _TS_EXTRA, "[(identifier) (property_identifier) (type_identifier)] @ref"),
+    "javascript": (_JS_DEFS, _JS_REFS),
+    "typescript": (_JS_DEFS + _TS_EXTRA, _TS_REFS),
+    "tsx": (_JS_DEFS + _TS_EXTRA, _TS_REFS),
     "go": ("""
 (function_declaration name: (identifier) @def.function)
 (method_declaration name: (field_identifier) @def.method)
@@ -53,6 +60,9 @@ _SPECS: dict[str, tuple[str, str]] = {
 (field_declaration declarator: (variable_declarator name: (identifier) @def.field))
 """, "[(identifier) (type_identifier)] @ref"),
 }
+
+_BINDERS: dict[str, Any] = {"javascript": jsbind, "typescript": jsbind, "tsx": jsbind, "go": gobind,
+                            "rust": rustbind, "java": javabind}
 
 _cache: dict[str, tuple[Parser, Query, Query]] = {}
 
@@ -107,6 +117,7 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
 
     defs: list[list[Any]] = []
     def_bytes: set[int] = set()
+    def_nodes: list[Node] = []
     seen: dict[str, int] = {}
     for cap, nodes in caps.items():
         if not cap.startswith("def."):
@@ -122,6 +133,7 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
                 seen[q] = 0
             decl = n.parent if n.parent is not None else n
             defs.append([q, name, kind, n.start_point[0] + 1, n.start_point[1], decl.end_point[0] + 1, module, {}])
+            def_nodes.append(n)
             def_bytes.add(n.start_byte)
     lines = None if src.isascii() else src.split(b"\n")
 
@@ -130,12 +142,23 @@ def extract(src: bytes, module: str, lang: str) -> dict[str, Any]:
 
     for d in defs:
         d[4] = col_of(d[3] - 1, d[4])
+    binder = _BINDERS.get(lang)
+    sc = Scopes(root, src, lambda n: (n.start_point[0] + 1, col_of(*n.start_point)))
+    info: dict[str, Any] = {"scopes": [module]}
+    if binder is not None:
+        facts = binder.collect(sc)
+        info["bind"] = facts
+        for d, n in zip(defs, def_nodes, strict=True):
+            d[7] = binder.def_data(sc, n, facts)
     refs: dict[str, list[tuple[Any, ...]]] = {}
     nodes = QueryCursor(rq).captures(root).get("ref", [])
     nodes.sort(key=operator.attrgetter("start_byte"))
     for n in nodes:
         name = src[n.start_byte : n.end_byte].decode("utf-8", "replace")
         row, col = n.start_point
-        refs.setdefault(name, []).append((row + 1, col_of(row, col), 0, None, DEF if n.start_byte in def_bytes else 0))
+        how, flags = binder.recv(sc, n) if binder is not None else (None, 0)
+        if n.start_byte in def_bytes:
+            flags |= DEF
+        refs.setdefault(name, []).append((row + 1, col_of(row, col), 0, how, flags))
     error = _first_error(root) if root.has_error else None
-    return {"defs": defs, "refs": refs, "info": {"scopes": [module]}, "error": error}
+    return {"defs": defs, "refs": refs, "info": info, "error": error}

@@ -15,9 +15,10 @@ HERE = Path(__file__).resolve().parent
 DIRECTIVES = ("verify", "repro")
 
 
-def system_prompt(directives: Sequence[str] = ()) -> str:
-    """The base prompt followed by each named directive, in the order given (duplicates once)."""
-    parts = [(HERE / "system.md").read_text(encoding="utf-8").strip()]
+def system_prompt(directives: Sequence[str] = (), *, base: str = "system") -> str:
+    """The base prompt (``system``: the oi engine's; ``tools``: the tool loop's) followed by each named directive, in
+    the order given (duplicates once)."""
+    parts = [(HERE / f"{base}.md").read_text(encoding="utf-8").strip()]
     seen: set[str] = set()
     for name in directives:
         name = name.strip().lower()

@@ -1,0 +1,69 @@
+"""`tomo context-pack`: the files and definitions a task is about, found from its text before any model runs.
+
+Prints the preamble an engine would give its model (``--json``: the ranked files, tests and symbols as well). The
+task is an argument, or ``@FILE`` to read it from a file (``@-`` for stdin).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tomo.cli import app
+from tomo.errors import ConfigError
+from tomo.oi.context_pack import DEFAULT_BUDGET, build
+
+err = Console(stderr=True)
+
+
+def read_task(arg: str) -> str:
+    """The task text: the argument itself, or the contents of the file named after ``@`` (``@-``: stdin)."""
+    if not arg.startswith("@"):
+        text = arg
+    elif arg == "@-":
+        text = sys.stdin.read()
+    else:
+        path = Path(arg[1:])
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ConfigError(f"cannot read the task file {path}: {exc.strerror or exc}",
+                              hint="pass the task text itself, or @PATH to a readable file (@- for stdin)") from exc
+    if not text.strip():
+        raise ConfigError("the task text is empty", hint="pass the task text, or @PATH to a file that holds it")
+    return text
+
+
+@app.command("context-pack", no_args_is_help=True)
+def context_pack(
+    task: str = typer.Argument(help="The task text, or @FILE to read it from a file (@- for stdin)."),
+    root: Path = typer.Option(Path("."), "--root", help="Repository root (default: current directory)."),
+    lsp: str = typer.Option(None, "--lsp", help='A language server command for extra evidence, e.g. "pylsp".'),
+    as_json: bool = typer.Option(False, "--json", help="Print files, tests, symbols and the preamble as JSON."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=100, help="Token budget of the preamble."),
+) -> None:
+    """Find the code TASK is about (anchors in the code graph, then BM25) and print the preamble for a model."""
+    text = read_task(task)
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a directory", hint="pass --root DIR with the repository to search")
+    if as_json or not err.is_terminal:
+        pack = build(root, text, lsp=lsp, budget_tokens=budget)
+    else:
+        with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            job = bar.add_task("index", total=None)
+            pack = build(root, text, lsp=lsp, budget_tokens=budget,
+                         progress=lambda done, total: bar.update(job, completed=done, total=total))
+    if as_json:
+        typer.echo(json.dumps(pack.as_json(), indent=2))
+        return
+    typer.echo(pack.text, nl=False)
+    for note in pack.notes:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    err.print(f"{len(pack.files)} files, {len(pack.tests)} tests, {len(pack.symbols)} definitions ranked "
+              f"in {pack.seconds:.2f}s", markup=False, highlight=False)

@@ -1,0 +1,170 @@
+"""`tomo serve` (the web console), `tomo users add/list` and `tomo workspaces add/list` (who may use it, and what).
+
+The store is ``--db URL`` if given, else ``TOMO_DB``, else ``.tomo/console.sqlite`` under the current directory:
+the same resolution for every verb here, so `tomo users add` writes where `tomo serve` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tomo.cli import app
+from tomo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tomo.store.console import ConsoleStore
+
+users_app = typer.Typer(help="Manage the people who may log in to the console.", no_args_is_help=True)
+workspaces_app = typer.Typer(help="Register repositories to a tenant for the console.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+app.add_typer(workspaces_app, name="workspaces")
+
+DB_HELP = "store URL: sqlite:///PATH or postgresql://USER@HOST/DB (default: TOMO_DB, else .tomo/console.sqlite)"
+
+
+def _open(db: str | None, *, ready: bool = True) -> ConsoleStore:
+    try:
+        from tomo.store.console import ConsoleStore
+    except ImportError as exc:
+        raise ConfigError(f"the console needs its extra dependencies ({exc.name} is missing)",
+                          hint="pip install 'tomo[web]'") from exc
+    from tomo.store.db import default_url
+
+    store = ConsoleStore.open(db or default_url(Path.cwd(), "console.sqlite"))
+    if ready:
+        store.require_ready()
+    return store
+
+
+def _password(from_stdin: bool) -> tuple[str, bool]:
+    """The password from stdin (first line), or a new random one (shown once)."""
+    if not from_stdin:
+        return secrets.token_urlsafe(12), True
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        raise ConfigError("--password-stdin read an empty password",
+                          hint="pipe it in: echo \"$PW\" | tomo users add ...")
+    return line, False
+
+
+@app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on"),
+    port: int = typer.Option(8000, "--port", help="port to listen on"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    init: bool = typer.Option(False, "--init", help="create the tables and a first admin, then exit"),
+    admin_email: str = typer.Option("admin@localhost", "--admin-email", help="the first admin's email (--init)"),
+    tenant: str = typer.Option("default", "--tenant", help="the first admin's tenant (--init)"),
+    password_stdin: bool = typer.Option(False, "--password-stdin", help="read the admin's password from stdin"),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level"),
+) -> None:
+    """Run the web console (jobs, workspaces and the assistant) for the people of a team."""
+    store = _open(db, ready=False)
+    where = f"http://{'localhost' if host in ('127.0.0.1', '::1') else host}:{port}/"
+    if init:
+        store.create_schema()
+        if store.has_admin():
+            typer.echo(f"The console store {store.url} is already set up (it has an admin).")
+            typer.echo("Add people with: tomo users add EMAIL --tenant NAME")
+            return
+        password, generated = _password(password_stdin)
+        user = store.add_user(admin_email, password, tenant, admin=True)
+        typer.echo(f"Created the console store {store.url} and admin {user.email} in tenant {tenant!r}.")
+        if generated:
+            typer.echo(f"Password (shown once): {password}")
+        typer.echo(f"Start it with `tomo serve{f' --db {db}' if db else ''}`, open {where} and log in as "
+                   f"{user.email}.")
+        return
+    store.require_ready()
+    import uvicorn
+
+    from tomo.config import load_settings
+    from tomo.web import create_app
+
+    web = create_app(store, settings=load_settings())
+    on = web.state.console.assistant.enabled
+    typer.echo(f"tomo console on {where} (store {store.url}; assistant "
+               f"{'on' if on else 'off: set ASSISTANT_PROVIDER to switch it on'}). Ctrl+C stops it.")
+    uvicorn.run(web, host=host, port=port, log_level=log_level, proxy_headers=False)
+
+
+@users_app.command("add")
+def users_add(
+    email: str = typer.Argument(..., help="the person's email (their login)"),
+    tenant: str = typer.Option(..., "--tenant", help="the tenant they belong to (created when new)"),
+    password_stdin: bool = typer.Option(False, "--password-stdin", help="read the password from stdin"),
+    admin: bool = typer.Option(False, "--admin", help="make them an admin"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Add a person to a tenant (an existing person gets the new tenant and password)."""
+    store = _open(db)
+    password, generated = _password(password_stdin)
+    user = store.add_user(email, password, tenant, admin=admin)
+    typer.echo(f"{user.email} can log in to tenant(s) {', '.join(t.name for t in user.tenants)}.")
+    if generated:
+        typer.echo(f"Password (shown once): {password}")
+
+
+@users_app.command("list")
+def users_list(
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """List the people who may log in, with their tenants."""
+    people = _open(db).list_users()
+    if as_json:
+        typer.echo(json.dumps([u.to_dict() for u in people], indent=2))
+        return
+    table = Table("email", "tenants", "admin", "since", box=None, highlight=False)
+    for user in people:
+        table.add_row(_text(user.email), _text(", ".join(t.name for t in user.tenants)),
+                      "yes" if user.is_admin else "", _day(user.created_at))
+    Console(highlight=False).print(table)
+
+
+@workspaces_app.command("add")
+def workspaces_add(
+    path: Path = typer.Argument(..., help="the repository's root directory"),
+    tenant: str = typer.Option(..., "--tenant", help="the tenant it belongs to (created when new)"),
+    name: str | None = typer.Option(None, "--name", help="its name in the console (default: the folder's name)"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Register a repository to a tenant: its team jobs show in the console and the assistant can query its code."""
+    ws = _open(db).add_workspace(tenant, path, name)
+    typer.echo(f"Workspace {ws.name!r} ({ws.path}) belongs to tenant {tenant!r}.")
+
+
+@workspaces_app.command("list")
+def workspaces_list(
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """List the registered workspaces and their tenants."""
+    rows = _open(db).all_workspaces()
+    if as_json:
+        typer.echo(json.dumps([{"tenant": t, **ws.to_dict()} for t, ws in rows], indent=2))
+        return
+    table = Table("tenant", "name", "path", box=None, highlight=False)
+    for tenant_name, ws in rows:
+        table.add_row(_text(tenant_name), _text(ws.name), _text(ws.path))
+    Console(highlight=False).print(table)
+
+
+def _text(value: str) -> Text:
+    """Data is text, never rich markup (an email or a path may hold brackets)."""
+    return Text(value)
+
+
+def _day(ts: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts, tz=dt.UTC).strftime("%Y-%m-%d")

@@ -1,0 +1,269 @@
+"""`tomo team REQUEST`: run a task graph of roles; `tomo team resume|show|list` for the jobs in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+from sqlalchemy.exc import DBAPIError
+from typer.core import TyperGroup
+
+from tomo.agents import load_agents
+from tomo.cli import app
+from tomo.cli.team_render import TeamProgress, jobs_table, render_job
+from tomo.config import load_settings
+from tomo.errors import ConfigError
+from tomo.store.db import connect, default_url
+from tomo.store.jobs import JobStore
+from tomo.team import JobResult, ModelChooser, TaskGraph, Team, TeamSettings, parse_roles, parse_stages
+from tomo.tools import Registry
+
+DEFAULT_STAGES = "plan:planner | build:implementer,tester | review:reviewer"
+BACKENDS = ("local", "dbos")
+
+
+class _RunByDefault(TyperGroup):
+    """``tomo team "do x"`` means ``tomo team run "do x"``: a first word that is not a subcommand is a request."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+team_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, add_completion=False,
+                       help="Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "
+                            "checkpoints every worker and resumes after a crash.")
+app.add_typer(team_app, name="team")
+
+_DB = typer.Option(None, "--db", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
+_WORKSPACE = typer.Option(Path("."), "--workspace", help="The job's workspace (default: current directory).")
+
+
+def _store(db: str | None, workspace: Path) -> JobStore:
+    if not workspace.is_dir():
+        raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
+    url = db or default_url(workspace, "team.sqlite")
+    store = JobStore(connect(url))
+    try:
+        store.create_schema()
+        store.job_ids()  # the tables answer: an older schema or a server that refuses us is caught here
+    except DBAPIError as exc:
+        shown = store.engine.url.render_as_string(hide_password=True)
+        raise ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
+                          hint="check --db / TOMO_DB (is the server up, may this user create tables?); a store "
+                          "written by an older tomo can be moved aside and started afresh") from exc
+    return store
+
+
+def _team(store: JobStore, workspace: Path, model: str | None, roles: str | None, sink: TeamProgress | None,
+          backend: str, stages: Any = ()) -> Team:
+    settings = load_settings(workspace.resolve())
+    team_settings = TeamSettings.from_settings(settings)
+    chooser = ModelChooser(settings, primary=model, roles=parse_roles(roles or ""), team=team_settings)
+    wanted = {w.agent for s in stages for w in s.workers if w.agent}
+    agents = {n: a for n, a in load_agents(settings, Registry()).items() if n in wanted} if wanted else {}
+    return Team(store, chooser, workspace=workspace, sink=sink, agents=agents, backend=backend)
+
+
+def _new_job_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def _finish(console: Console, result: JobResult, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({**result.record.to_dict(), "noop": result.noop, "message": result.message}, indent=2))
+    else:
+        if result.output is not None and not result.noop:
+            console.print(Text(result.output))
+        style = "green" if result.status == "complete" else "bold red"
+        err = Console(stderr=True, highlight=False)
+        err.print(Text(result.message, style=style), soft_wrap=True)
+        err.print(Text(f"{result.record.total_tokens:,} tokens ({result.record.input_tokens:,} in, "
+                       f"{result.record.output_tokens:,} out); `tomo team show {result.job_id}` for every worker",
+                       style="dim"), soft_wrap=True)
+    if result.status != "complete":
+        raise typer.Exit(1)
+
+
+def _dbos_url(team: Team, explicit: str | None) -> str:
+    import tomo.team.dbos_backend as dbos_backend
+
+    return dbos_backend.system_url(team.store.engine.url.render_as_string(hide_password=False), team.workspace,
+                                   explicit)
+
+
+def _execute(team: Team, backend: str, graph: TaskGraph | None, request: str | None, job_id: str,
+             budget: int | None = None, dbos_url: str | None = None) -> JobResult:
+    try:
+        return _execute_on(team, backend, graph, request, job_id, budget, dbos_url)
+    except KeyboardInterrupt:
+        # what finished is checkpointed; say so in the store instead of leaving the job "running"
+        if team.store.graph_of(job_id) is not None:
+            team.store.job_finished(job_id, status="incomplete",
+                                    reason=f"interrupted (Ctrl-C); `tomo team resume {job_id}` continues it")
+        Console(stderr=True, highlight=False).print(
+            Text(f"interrupted; what finished is kept: `tomo team resume {job_id}` continues the job"),
+            soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _execute_on(team: Team, backend: str, graph: TaskGraph | None, request: str | None, job_id: str,
+                budget: int | None, dbos_url: str | None) -> JobResult:
+    if backend == "dbos":
+        import tomo.team.dbos_backend as dbos_backend
+
+        url = _dbos_url(team, dbos_url)
+        if graph is not None and request is not None:
+            return dbos_backend.run(team, graph, request, url=url)
+        return dbos_backend.resume(team, job_id, budget=budget, url=url)
+    if graph is not None and request is not None:
+        return asyncio.run(team.run(graph, request))
+    return asyncio.run(team.resume(job_id, budget=budget))
+
+
+@team_app.command("run")
+def run_cmd(
+    request: str = typer.Argument(..., help='What the team should do, e.g. "add a --json flag to tomo list".'),
+    model: str | None = typer.Option(None, "--model", help="Primary model spec (roles the map does not name)."),
+    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
+    stages: str | None = typer.Option(None, "--stages", help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
+                                      " (@NAME is an agent, role*2 two workers)."),
+    budget: int | None = typer.Option(None, "--budget", min=1, help="Token budget (input+output) for the job."),
+    backend: str = typer.Option("local", "--backend", help="local (asyncio in this process) or dbos."),
+    job_id: str | None = typer.Option(None, "--job-id", help="The job's id (default: a timestamp)."),
+    db: str | None = _DB,
+    workspace: Path = _WORKSPACE,
+    as_json: bool = typer.Option(False, "--json", help="Print the finished job as JSON instead of its output."),
+    detach: bool = typer.Option(False, "--detach", help="dbos only: enqueue the job and return; `tomo team worker` "
+                                "processes run it."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (default: the --db server "
+                                       "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
+) -> None:
+    """Run REQUEST through the stages; `tomo team REQUEST` is the same."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}", hint="use --backend local or --backend dbos")
+    if detach and backend != "dbos":
+        raise ConfigError("--detach needs --backend dbos", hint="a local job runs in this process; drop --detach")
+    settings = TeamSettings.from_settings(load_settings(workspace.resolve()))
+    graph_stages = parse_stages(stages or settings.stages or DEFAULT_STAGES)
+    graph = TaskGraph(job_id or _new_job_id(), graph_stages, budget if budget is not None else settings.budget)
+    console = Console(highlight=False)
+    progress = TeamProgress(Console(stderr=True, highlight=False)) if not as_json else None
+    team = _team(_store(db, workspace), workspace, model, roles, progress, backend, graph_stages)
+    if detach:
+        import tomo.team.dbos_backend as dbos_backend
+
+        team.create(graph, request)
+        workflow = dbos_backend.submit(_dbos_url(team, dbos_db), graph.job_id, team.store)
+        typer.echo(json.dumps({"job_id": graph.job_id, "workflow_id": workflow}) if as_json else
+                   f"job {graph.job_id} enqueued as DBOS workflow {workflow}; `tomo team worker` processes run it")
+        return
+    if progress is not None:
+        progress.console.print(Text(f"job {graph.job_id}: {request}", style="bold"))
+    try:
+        result = _execute(team, backend, graph, request, graph.job_id, dbos_url=dbos_db)
+    finally:
+        if progress is not None:
+            progress.close()
+    _finish(console, result, as_json)
+
+
+@team_app.command("resume")
+def resume_cmd(
+    job: str = typer.Argument(..., help="The id of the job to continue (tomo team list shows them)."),
+    model: str | None = typer.Option(None, "--model", help="Primary model spec for roles the map does not name."),
+    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
+    budget: int | None = typer.Option(None, "--budget", min=1, help="A new token budget for the job."),
+    backend: str = typer.Option("local", "--backend", help="local or dbos."),
+    db: str | None = _DB,
+    workspace: Path = _WORKSPACE,
+    as_json: bool = typer.Option(False, "--json", help="Print the job as JSON when it ends."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
+) -> None:
+    """Continue a job from its first unfinished worker (a complete job is left as it is)."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}", hint="use --backend local or --backend dbos")
+    store = _store(db, workspace)
+    stored = store.graph_of(job)
+    graph_stages = TaskGraph.from_dict(job, stored).stages if stored else ()
+    progress = TeamProgress(Console(stderr=True, highlight=False)) if not as_json else None
+    team = _team(store, workspace, model, roles, progress, backend, graph_stages)
+    team.rechoose = bool(model or roles)  # otherwise each worker keeps the model the job was created with
+    try:
+        result = _execute(team, backend, None, None, job, budget, dbos_url=dbos_db)
+    finally:
+        if progress is not None:
+            progress.close()
+    _finish(Console(highlight=False), result, as_json)
+
+
+@team_app.command("show")
+def show_cmd(
+    job: str = typer.Argument(..., help="The job's id."),
+    db: str | None = _DB,
+    workspace: Path = _WORKSPACE,
+    as_json: bool = typer.Option(False, "--json", help="Print the job as one JSON object."),
+    no_outputs: bool = typer.Option(False, "--no-outputs", help="The table only, without each worker's output."),
+) -> None:
+    """A job's stages and workers: role, model, status, usage, start and end times, and outputs."""
+    store = _store(db, workspace)
+    record = store.get_job(job)
+    if record is None:
+        recent = ", ".join(store.job_ids()[:5])
+        raise ConfigError(f"no job with id {job!r} in this store",
+                          hint=f"`tomo team list` shows the jobs{'; recent: ' + recent if recent else ''}")
+    if as_json:
+        typer.echo(json.dumps(record.to_dict(), indent=2))
+        return
+    render_job(Console(highlight=False), record, outputs=not no_outputs)
+
+
+@team_app.command("list")
+def list_cmd(
+    db: str | None = _DB,
+    workspace: Path = _WORKSPACE,
+    as_json: bool = typer.Option(False, "--json", help="Print the jobs as a JSON list."),
+) -> None:
+    """The jobs in the store, newest first."""
+    jobs = _store(db, workspace).list_jobs()
+    if as_json:
+        typer.echo(json.dumps([j.to_dict() for j in jobs], indent=2))
+        return
+    Console(highlight=False).print(jobs_table(jobs))
+
+
+@team_app.command("worker")
+def worker_cmd(
+    db: str | None = _DB,
+    workspace: Path = _WORKSPACE,
+    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
+    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, help="Seconds of silence after which another "
+                                      "process's work is taken over."),
+) -> None:
+    """Serve the DBOS queues: run the workers (and jobs) that any process enqueued, until Ctrl-C or SIGTERM."""
+    import signal
+    import threading
+
+    import tomo.team.dbos_backend as dbos_backend
+
+    progress = TeamProgress(Console(stderr=True, highlight=False))
+    team = _team(_store(db, workspace), workspace, None, None, progress, "dbos")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    url = _dbos_url(team, dbos_db)
+    executor = dbos_backend.launch(team, url, concurrency=team.settings.concurrency, stale_after=stale_after)
+    progress.console.print(Text(f"serving tomo's DBOS queues as {executor}", style="bold"))
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        dbos_backend.shutdown()

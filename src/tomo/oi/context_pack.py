@@ -1,0 +1,510 @@
+"""The context pack: the files and definitions a task is about, found before the model's first round, with no model.
+
+``build(root, task)`` reads the task text for anchors (:mod:`tomo.oi.context_anchors`: traceback frames, paths,
+dotted names, identifiers, test names, error messages), resolves them in prism's index (definitions by name and by
+qualified suffix, a class named beside its method, a frame's file and line), and ranks files and definitions by the
+strength of that evidence. BM25 over identifier-aware tokens (:mod:`tomo.oi.context_search`) is a weaker signal
+beside it, so a task without a single code name still gets an answer. Tests are ranked apart from the code under
+test. An optional language server (``lsp="pylsp"``) adds its workspace symbols and references; any failure of it
+leaves the result exactly as it would be without it.
+
+The preamble (``Pack.text``) fits ``budget_tokens``: the ranked files with the reasons, then the most relevant
+bodies, then signatures, then the rest as a list.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tomo.oi import context_anchors
+from tomo.oi.context_anchors import Anchor
+from tomo.oi.context_search import Retrieval, bm25_spans, tokens
+from tomo.prism import Graph
+from tomo.prism.indexer import Progress
+
+DEFAULT_BUDGET = 3000
+LSP_TIMEOUT = 15.0  # seconds for the language server in all: start, initialize, every query
+_TEST_NAMES = ("conftest.py", "tests.py")
+
+
+def is_test_path(path: str) -> bool:
+    """A test file: test_*.py / *_test.py / tests.py / conftest.py, or anything under a ``tests`` directory.
+
+    Narrower than prism's rule on purpose: ``django/test/`` is library code a task can be about.
+    """
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0]
+    return (stem.startswith("test_") or stem.endswith(("_test", "_tests")) or name in _TEST_NAMES
+            or "/tests/" in f"/{path}")
+CHARS_PER_TOKEN = 4  # the usual estimate for code; said so in the preamble's size, never used to bill anyone
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each kind of evidence counts. Defaults were set on half of the benchmark set (docs/context-pack.md)."""
+
+    bm25: float = 3.0  # the top BM25 file gets this much; others in proportion
+    bm25_code: float = 0.0  # BM25 again, on the tokens of the code-like anchors only
+    specificity: float = 0.75  # a name defined n times gives each definition 1/n**specificity of its weight
+    member: float = 2.0  # a method whose class is also named in the task
+    dotted: float = 2.0  # a dotted path that matches a qualified name's suffix
+    message: float = 1.0
+    lsp_symbol: float = 0.5
+    lsp_reference: float = 0.15
+    fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
+    fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
+    fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
+    loose: float = 1.0  # factor for a file outside any package (a script, an example, docs/conf.py)
+    top_files_for_functions: int = 10
+    use_anchors: bool = True
+    use_bm25: bool = True
+
+
+@dataclass
+class Pack:
+    """What the pack found: ``files`` (code, best first), ``symbols`` (``path::Qualified.name``), the preamble."""
+
+    files: list[str]
+    symbols: list[str]
+    text: str
+    tests: list[str] = field(default_factory=list)
+    anchors: list[Anchor] = field(default_factory=list)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what went wrong on the side (a language server that failed)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return {"files": self.files, "symbols": self.symbols, "tests": self.tests, "text": self.text,
+                "reasons": {p: self.reasons[p] for p in self.files[:20] if p in self.reasons}, "notes": self.notes}
+
+
+@dataclass(frozen=True, slots=True)
+class _Def:
+    qualname: str
+    name: str
+    kind: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    local: str  # the qualified name inside its file: Class.method
+
+
+class _Evidence:
+    def __init__(self) -> None:
+        self.files: dict[str, float] = defaultdict(float)
+        self.defs: dict[_Def, float] = defaultdict(float)
+        self.reasons: dict[str, list[str]] = defaultdict(list)
+
+    def file(self, path: str, score: float, reason: str) -> None:
+        if score <= 0:
+            return
+        self.files[path] += score
+        if reason and len(self.reasons[path]) < 6 and reason not in self.reasons[path]:
+            self.reasons[path].append(reason)
+
+    def symbol(self, d: _Def, score: float) -> None:
+        if score > 0:
+            self.defs[d] += score
+
+
+class _Index:
+    """The queries the pack makes on prism's SQLite index (read only; prism owns the schema)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.conn = graph.conn
+        self.modules: dict[str, str] = {}
+        self.paths: list[str] = []
+        self.by_base: dict[str, list[str]] = defaultdict(list)
+        self.module_of: dict[str, str] = {}
+        self.loose: set[str] = set()  # files outside any package: scripts, examples, docs' conf.py, setup.py
+        for path, module, imp, is_pkg in self.conn.execute("SELECT path, module, import_name, is_pkg FROM files"):
+            self.paths.append(path)
+            if not is_pkg and "." not in (imp or ""):
+                self.loose.add(path)
+            self.by_base[path.rsplit("/", 1)[-1]].append(path)
+            self.module_of[path] = module or ""
+            for m in {module, imp}:
+                if m:
+                    self.modules.setdefault(m, path)
+        self._defs: dict[str, list[_Def]] = {}
+
+    def defs(self, name: str) -> list[_Def]:
+        got = self._defs.get(name)
+        if got is None:
+            rows = self.conn.execute(
+                "SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line FROM defs d"
+                " JOIN files f ON f.id=d.file_id WHERE d.name=?", (name,)).fetchall()
+            got = [_Def(q, n, k, p, ln, c, e, self.local(p, q)) for q, n, k, p, ln, c, e in rows]
+            self._defs[name] = got
+        return got
+
+    def defs_in(self, path: str) -> list[_Def]:
+        rows = self.conn.execute(
+            "SELECT d.qualname, d.name, d.kind, f.path, d.line, d.col, d.end_line FROM defs d"
+            " JOIN files f ON f.id=d.file_id WHERE f.path=?", (path,)).fetchall()
+        return [_Def(q, n, k, p, ln, c, e, self.local(p, q)) for q, n, k, p, ln, c, e in rows]
+
+    def local(self, path: str, qualname: str) -> str:
+        mod = self.module_of.get(path, "")
+        if mod and qualname.startswith(mod + "."):
+            return qualname[len(mod) + 1 :]
+        return qualname
+
+    def match_path(self, text: str) -> list[str]:
+        """Indexed files that ``text`` (an absolute, relative or partial path) names, best match first."""
+        t = text.replace("\\", "/").lstrip("./")
+        base = t.rsplit("/", 1)[-1]
+        cands = self.by_base.get(base, [])
+        if not cands:
+            return []
+        exact = [p for p in cands if t == p or t.endswith("/" + p) or p.endswith("/" + t)]
+        if exact:
+            # longest shared suffix wins: site-packages/django/db/models/query.py -> django/db/models/query.py
+            return sorted(exact, key=lambda p: -len(p))
+        return cands if "/" not in t else []
+
+
+def build(root: str | os.PathLike[str], task: str, *, lsp: str | Sequence[str] | None = None,
+          budget_tokens: int = DEFAULT_BUDGET, progress: Progress | None = None,
+          lsp_timeout: float = LSP_TIMEOUT) -> Pack:
+    """The context pack for ``task`` in the repository at ``root`` (indexes it first if needed, incrementally).
+
+    ``lsp`` is a language server command (``"pylsp"``); it gets ``lsp_timeout`` seconds in all, and on any failure
+    the pack is what it would have been without it (``Pack.notes`` says why). ``progress(done, total)`` is called
+    while prism parses files (a cold or stale index).
+    """
+    t0 = time.perf_counter()
+    with Graph.open(root, progress=progress) as graph:
+        retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
+        try:
+            idx = _Index(graph)
+            pack = rank(graph, retrieval, task, lsp=lsp, lsp_timeout=lsp_timeout, index=idx)
+            pack.text = render(graph.root, pack, idx, budget_tokens)
+        finally:
+            retrieval.close()
+    pack.seconds = time.perf_counter() - t0
+    return pack
+
+
+def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[str] | None = None,
+         weights: Weights = Weights(), lsp_timeout: float = LSP_TIMEOUT, index: _Index | None = None) -> Pack:
+    """Rank files, tests and definitions for ``task`` (no preamble; :func:`build` adds it)."""
+    idx = index or _Index(graph)
+    ev = _Evidence()
+    anchors = context_anchors.extract(task)
+    notes: list[str] = []
+    if weights.use_anchors:
+        _resolve(idx, retrieval, anchors, ev, weights)
+    if weights.use_bm25:
+        hits = retrieval.search(task)
+        if hits:
+            top = hits[0][1]
+            for path, s in hits:
+                ev.file(path, weights.bm25 * s / top, "")
+        if weights.bm25_code:  # the same, on the code-like words only: prose cannot drown them
+            code_terms = list(dict.fromkeys(t for a in anchors if a.kind in ("name", "dotted") and a.weight >= 1.0
+                                            for t in tokens(a.text)))
+            hits = retrieval.search_terms(code_terms)
+            if hits:
+                top = hits[0][1]
+                for path, s in hits:
+                    ev.file(path, weights.bm25_code * s / top, "")
+    if lsp is not None:
+        notes += _lsp_signal(graph.root, lsp, anchors, idx, ev, weights, lsp_timeout)
+    if weights.loose != 1.0:
+        for path in idx.loose & set(ev.files):
+            ev.files[path] *= weights.loose
+
+    ranked = sorted(ev.files.items(), key=lambda kv: (-kv[1], kv[0]))
+    code = [p for p, _ in ranked if not is_test_path(p)]
+    tests = [p for p, _ in ranked if is_test_path(p)]
+    symbols = _rank_symbols(graph.root, idx, retrieval, task, code, ev, weights)
+    reasons = {p: ev.reasons[p] for p in code[:30] + tests[:10] if ev.reasons.get(p)}
+    return Pack(files=code, symbols=symbols, text="", tests=tests, anchors=anchors, reasons=reasons, notes=notes)
+
+
+# ---- resolving anchors ---------------------------------------------------------------------------------------------
+
+_KIND_FACTOR = {"class": 1.0, "function": 0.9, "method": 0.8, "variable": 0.4, "attribute": 0.3}
+
+
+def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evidence, w: Weights) -> None:
+    names: dict[str, float] = {}
+    for a in anchors:
+        if a.kind == "name":
+            names[a.text] = max(names.get(a.text, 0.0), a.weight)
+    frames = [a for a in anchors if a.kind == "frame"]
+
+    frame_files: dict[str, float] = {}
+    for i, a in enumerate(frames):
+        depth = 0.4 + 0.6 * (i + 1) / len(frames)  # the innermost frame is the likeliest place
+        for path in idx.match_path(a.text)[:1]:
+            # one file, one frame's worth: a file the stack passes through twice is not twice as likely
+            gain = a.weight * depth - frame_files.get(path, 0.0)
+            if gain > 0:
+                frame_files[path] = a.weight * depth
+                ev.file(path, gain, f"traceback frame line {a.line}" + (f" in {a.function}" if a.function else ""))
+            for d in idx.defs_in(path):
+                if d.kind in ("function", "method") and d.line <= a.line <= max(d.end_line, d.line):
+                    ev.symbol(d, a.weight * depth)
+
+    for a in anchors:
+        if a.kind == "path":
+            hits = idx.match_path(a.text)
+            for path in hits[:5]:
+                ev.file(path, a.weight / len(hits[:5]), f"path `{a.text}` in the task")
+                if a.line:
+                    for d in idx.defs_in(path):
+                        if d.kind in ("function", "method") and d.line <= a.line <= max(d.end_line, d.line):
+                            ev.symbol(d, a.weight)
+        elif a.kind == "dotted":
+            _dotted(idx, a, ev, w)
+        elif a.kind == "test":  # evidence for the tests ranking only: `TestCase` in django/test/ is not a test
+            tests = [d for d in idx.defs(a.text) if is_test_path(d.path)]
+            for d in tests:
+                ev.file(d.path, a.weight / len(tests), f"test `{a.text}` named in the task")
+        elif a.kind == "message":
+            hits = retrieval.phrase(a.text)
+            for path in hits[:10]:
+                ev.file(path, w.message * a.weight / len(hits[:10]), "error/log message text found here")
+
+    for name, weight in names.items():
+        defs = idx.defs(name)
+        if not defs:
+            continue
+        nfiles = len({d.path for d in defs})
+        spec = 1.0 / nfiles ** w.specificity
+        best: dict[str, tuple[float, str]] = {}
+        for d in defs:
+            s = weight * spec * _KIND_FACTOR.get(d.kind, 0.5)
+            label = name
+            parent = d.local.rsplit(".", 1)[0] if "." in d.local else ""
+            if parent and parent.rsplit(".", 1)[-1] in names:  # `Cls` and `method` both named: Cls.method
+                s += w.member * weight * _KIND_FACTOR.get(d.kind, 0.5)
+                label = f"{parent.rsplit('.', 1)[-1]}.{name}"
+            ev.symbol(d, s)
+            if s > best.get(d.path, (0.0, ""))[0]:
+                best[d.path] = (s, label)
+        for path, (s, label) in best.items():
+            ev.file(path, s, f"defines `{label}`")
+
+
+def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
+    parts = a.text.split(".")
+    module = idx.modules.get(a.text)
+    if module is not None:
+        ev.file(module, a.weight * w.dotted, f"module `{a.text}`")
+        return
+    for k in range(len(parts) - 1, 0, -1):  # pkg.mod.Class.attr: the longest prefix that is a module
+        path = idx.modules.get(".".join(parts[:k]))
+        if path is not None:
+            ev.file(path, a.weight * w.dotted * 0.5, f"module `{'.'.join(parts[:k])}`")
+            break
+    defs = idx.defs(parts[-1])
+    if not defs:
+        return
+    suffix = "." + ".".join(parts)
+    scored = []
+    for d in defs:
+        q = "." + d.qualname
+        if q.endswith(suffix):
+            scored.append((d, 1.0))
+            continue
+        qparts = set(d.qualname.split("."))
+        share = sum(1 for p in parts[:-1] if p in qparts) / max(1, len(parts) - 1)
+        if share > 0:
+            scored.append((d, 0.5 * share))
+    if not scored:
+        return
+    total = sum(s for _, s in scored)
+    for d, s in scored:
+        score = a.weight * w.dotted * s / max(1.0, total)
+        ev.symbol(d, score)
+        ev.file(d.path, score, f"names `{a.text}`")
+
+
+def _lsp_signal(root: Path, command: str | Sequence[str], anchors: list[Anchor], idx: _Index, ev: _Evidence,
+                w: Weights, timeout: float = 10.0) -> list[str]:
+    """Evidence from a language server; on any failure no evidence at all (and a note saying why)."""
+    from tomo.oi.lsp import LspClient, LspError
+
+    names = sorted({a.text for a in anchors
+                    if a.kind == "name" and (context_anchors.is_codeish(a.text) or a.text[:1].isupper())},
+                   key=lambda n: -len(n))[:12]
+    gained = _Evidence()
+    deadline = time.monotonic() + timeout
+    try:
+        with LspClient(command, root, timeout=timeout) as client:
+            caps = client.initialize()
+            if caps.get("workspaceSymbolProvider"):
+                for name in names:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    for found, path, _line in client.workspace_symbols(name, timeout=left):
+                        if found.split("(")[0].rsplit(".", 1)[-1] == name:
+                            gained.file(path, w.lsp_symbol, f"language server: `{name}` defined here")
+            if caps.get("referencesProvider"):
+                top = sorted(ev.defs.items(), key=lambda kv: -kv[1])[:3]
+                for d, _s in top:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not d.path.endswith(".py"):
+                        break
+                    for path, _line in client.references(d.path, d.line, d.col, timeout=left):
+                        if path != d.path:
+                            gained.file(path, w.lsp_reference, f"language server: uses `{d.name}`")
+    except LspError as exc:
+        return [f"language server not used: {exc.message}"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"language server not used: {type(exc).__name__}: {exc}"]
+    for path, s in gained.files.items():
+        if path in idx.module_of:  # only files prism knows: a server's view of vendored code is not the repo's
+            ev.file(path, s, gained.reasons[path][0] if gained.reasons[path] else "")
+    return []
+
+
+# ---- definitions ---------------------------------------------------------------------------------------------------
+
+
+def _rank_symbols(root: Path, idx: _Index, retrieval: Retrieval, task: str, code: list[str], ev: _Evidence,
+                  w: Weights) -> list[str]:
+    top_files = code[: w.top_files_for_functions]
+    if not top_files:
+        return []
+    fmax = max(ev.files[p] for p in top_files) or 1.0
+    cands: list[_Def] = []
+    spans: list[list[str]] = []
+    for path in top_files:
+        try:
+            lines = (root / path).read_bytes().decode("utf-8", "replace").split("\n")
+        except OSError:
+            continue
+        for d in idx.defs_in(path):
+            if d.kind not in ("function", "method"):
+                continue
+            cands.append(d)
+            spans.append(tokens("\n".join(lines[d.line - 1 : max(d.end_line, d.line)])))
+    qterms = Counter(tokens(task))
+    body = bm25_spans(qterms, spans, retrieval.idf(qterms)) if cands else []
+    bmax = max(body, default=0.0) or 1.0
+    amax = max((ev.defs.get(d, 0.0) for d in cands), default=0.0) or 1.0
+    scored: dict[str, float] = {}
+    for d, b in zip(cands, body, strict=True):
+        s = (w.fn_file * ev.files[d.path] / fmax + w.fn_body * b / bmax + w.fn_anchor * ev.defs.get(d, 0.0) / amax)
+        key = f"{d.path}::{d.local}"
+        scored[key] = max(scored.get(key, 0.0), s)
+    # anchored definitions outside the top files still count (a frame deep in another module)
+    for d, s in ev.defs.items():
+        if d.kind in ("function", "method") and not is_test_path(d.path):
+            key = f"{d.path}::{d.local}"
+            scored.setdefault(key, w.fn_anchor * s / amax)
+    return [k for k, _ in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+# ---- the preamble --------------------------------------------------------------------------------------------------
+
+
+def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
+    """The preamble: ranked files with reasons, then bodies, then signatures, then the rest as a list, in budget."""
+    budget = max(200, budget_tokens) * CHARS_PER_TOKEN
+    head = ("Context pack (tomo, from the task text and the code graph; a starting point, verify before relying "
+            "on it).\n")
+    out = [head]
+    used = len(head)
+
+    def put(s: str) -> bool:
+        nonlocal used
+        if used + len(s) > budget:
+            return False
+        out.append(s)
+        used += len(s)
+        return True
+
+    if not pack.files and not pack.tests:
+        put("\nNothing in the repository matched the task's names or words.\n")
+        return "".join(out)
+    put("\nFiles most likely involved:\n")
+    for i, p in enumerate(pack.files[:8], 1):
+        why = "; ".join(pack.reasons.get(p, [])[:3]) or "words of the task"
+        if not put(f"{i}. {p} ({why})\n"):
+            break
+    if pack.tests:
+        put("Tests near it: " + ", ".join(pack.tests[:5]) + "\n")
+
+    defs: dict[str, _Def] = {}
+    for path in dict.fromkeys(s.split("::", 1)[0] for s in pack.symbols[:20]):
+        for d in idx.defs_in(path):
+            defs[f"{d.path}::{d.local}"] = d
+    shown: list[str] = []
+    rest: list[str] = []
+    bodies = 0
+    lines_cache: dict[str, list[str]] = {}
+    for key in pack.symbols[:20]:
+        found = defs.get(key)
+        if found is None:
+            rest.append(key)
+            continue
+        d = found
+        lines = lines_cache.get(d.path)
+        if lines is None:
+            try:
+                lines = (root / d.path).read_bytes().decode("utf-8", "replace").split("\n")
+            except OSError:
+                lines = []
+            lines_cache[d.path] = lines
+        src = lines[d.line - 1 : max(d.end_line, d.line)]
+        block = None
+        if bodies < 3 and len(src) <= 80:
+            block = _fence(f"{key} (lines {d.line}-{max(d.end_line, d.line)})", src)
+            if used + len(block) <= budget * 0.8:
+                bodies += 1
+            else:
+                block = None
+        if block is None:
+            block = _fence(f"{key} (line {d.line}, signature)", _signature(src))
+        if used + len(block) <= budget * 0.9 and put(block):
+            shown.append(key)
+        else:
+            rest.append(key)
+    more = [k for k in pack.symbols[:40] if k not in shown and k not in rest] if len(pack.symbols) > 20 else []
+    if rest or more:
+        items = rest + more
+        line = "Also relevant: " + ", ".join(items) + "\n"
+        while items and not put(line):
+            items = items[:-1]
+            line = "Also relevant: " + ", ".join(items) + (" ...\n" if items else "\n")
+    return "".join(out)
+
+
+def _signature(src: list[str]) -> list[str]:
+    """The ``def``/``class`` header through its colon, and the docstring's first line when there is one."""
+    out: list[str] = []
+    for line in src:
+        out.append(line)
+        if line.rstrip().endswith(":") and not line.lstrip().startswith("@"):
+            break
+        if len(out) > 8:
+            break
+    rest = src[len(out) : len(out) + 2]
+    if rest and rest[0].strip().startswith(('"""', "'''", 'r"""')):
+        out.append(rest[0])
+    indent = len(out[0]) - len(out[0].lstrip()) if out else 0
+    out.append(" " * (indent + 4) + "...")
+    return out
+
+
+def _fence(title: str, src: list[str]) -> str:
+    body = "\n".join(src)
+    ticks = "````" if "```" in body else "```"
+    return f"\n{title}:\n{ticks}python\n{body}\n{ticks}\n"
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)

@@ -1,0 +1,74 @@
+"""Shared by the oi tests (imported as ``oi.oi_support``: tests/ is on sys.path and tests/oi is a package): a small
+real project with a bug, the strict-box requirement, scripted replies."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pytest
+
+from tomo.sandbox import Limits
+
+MiB = 1024 * 1024
+LIMITS = Limits(timeout_s=30, memory_bytes=1024 * MiB, cpu_s=30, max_pids=128, output_bytes=200_000)
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider"
+"""How the scripted models run the tests: no plugin autoloading (the shared environment has many; seconds each)."""
+
+
+CALC = '''\
+import math
+
+
+def add(a, b):
+    return a - b
+
+
+def area(r):
+    return math.pi * r * r
+'''
+TEST_CALC = '''\
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+'''
+TEST_AREA = '''\
+from calc import area
+
+
+def test_area():
+    assert round(area(1), 2) == 3.14
+'''
+TEST_OTHER = '''\
+def test_other():
+    assert 1 + 1 == 2
+'''
+
+
+def require_bwrap() -> None:
+    if shutil.which("bwrap") is not None:
+        return
+    if IN_CI:
+        pytest.fail("bubblewrap is not installed on CI: apt-get install bubblewrap")
+    pytest.skip("bubblewrap is not installed (apt-get install bubblewrap); the strict-box tests need it")
+
+
+def sh(command: str) -> dict[str, Any]:
+    return {"content": f"I will run this.\n\n```bash\n{command}\n```\n"}
+
+
+def py(code: str) -> dict[str, Any]:
+    return {"content": f"```python\n{code}\n```"}
+
+
+def say(text: str) -> dict[str, Any]:
+    return {"content": text}
+
+
+FIX = sh("sed -i 's/return a - b/return a + b/' calc.py")
+RED = sh(f"{PYTEST} tests/test_calc.py")
+GREEN = sh(f"{PYTEST} tests")

@@ -1,0 +1,124 @@
+"""Ranking on a small fixture repository where the answer is known, the preamble's budget, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+
+from tomo.oi.context_pack import Pack, build, estimate_tokens, is_test_path
+
+FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh copy: the pack writes its index under ROOT/.tomo/."""
+    dest = tmp_path / "repo"
+    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
+    return dest
+
+
+def test_a_named_method_ranks_its_file_and_definition_first(repo: Path) -> None:
+    pack = build(repo, "`Cart.total` returns the wrong amount after a discount is applied.")
+    assert pack.files[0] == "shop/cart.py"
+    assert pack.symbols[0] == "shop/cart.py::Cart.total"
+    assert "Cart" in " ".join(pack.reasons["shop/cart.py"])
+
+
+def test_the_innermost_traceback_frame_wins(repo: Path) -> None:
+    task = """Checkout crashes:
+Traceback (most recent call last):
+  File "/srv/app/shop/cart.py", line 24, in apply_discount
+    return cart.total()
+  File "/srv/app/shop/cart.py", line 16, in total
+    return round_price(gross - self.discount, 2)
+  File "/srv/app/shop/pricing.py", line 14, in round_price
+    raise ValueError("price must not be negative")
+ValueError: price must not be negative
+"""
+    pack = build(repo, task)
+    assert pack.files[:2] == ["shop/pricing.py", "shop/cart.py"]
+    assert pack.symbols[0] == "shop/pricing.py::round_price"
+    assert {"shop/cart.py::Cart.total", "shop/cart.py::apply_discount"} <= set(pack.symbols[:4])
+
+
+def test_prose_without_code_names_falls_back_to_retrieval(repo: Path) -> None:
+    pack = build(repo, "The warehouse count of units goes below zero when too many are reserved for orders.")
+    assert pack.files[0] == "shop/inventory.py"
+    assert pack.symbols[0].startswith("shop/inventory.py::Stock.")
+
+
+def test_an_error_message_finds_the_code_that_raises_it(repo: Path) -> None:
+    pack = build(repo, 'Users see "price must not be negative" when the basket is emptied.')
+    assert pack.files[0] == "shop/pricing.py"
+
+
+def test_tests_are_ranked_apart_from_the_code(repo: Path) -> None:
+    pack = build(repo, "test_total_with_discount fails: Cart.total ignores apply_discount")
+    assert pack.tests == ["tests/cart_checks.py"]
+    assert "tests/cart_checks.py" not in pack.files
+    assert pack.files[0] == "shop/cart.py"
+    assert is_test_path("tests/cart_checks.py") and is_test_path("pkg/test_x.py")
+    assert not is_test_path("django/test/testcases.py")  # a library package named `test` is code
+
+
+def test_the_preamble_fits_its_budget_bodies_first(repo: Path) -> None:
+    task = "`Cart.total` is wrong; `Stock.reserve` and `PriceRule.apply` and `send_receipt` may be involved."
+    big = build(repo, task, budget_tokens=3000)
+    assert "def total(self):" in big.text and "gross = sum(" in big.text  # the top definition's body
+    small = build(repo, task, budget_tokens=200)
+    assert estimate_tokens(small.text) <= 200
+    assert "shop/cart.py" in small.text
+    assert len(small.text) < len(big.text)
+
+
+def test_a_warm_pack_answers_the_same_and_follows_edits(repo: Path) -> None:
+    first = build(repo, "send_receipt emails the wrong address")
+    assert (repo / ".tomo" / "index.sqlite").exists() and (repo / ".tomo" / "context.sqlite").exists()
+    again = build(repo, "send_receipt emails the wrong address")
+    assert (again.files, again.symbols) == (first.files, first.symbols)
+    (repo / "shop" / "coupons.py").write_text("def send_receipt_coupon(address):\n    return address\n")
+    moved = build(repo, "send_receipt_coupon returns nothing useful")
+    assert moved.files[0] == "shop/coupons.py"
+
+
+def test_nothing_matches(repo: Path) -> None:
+    pack = build(repo, "zzz qqq")
+    assert pack == Pack(files=[], symbols=[], text=pack.text, tests=[], anchors=pack.anchors, seconds=pack.seconds)
+    assert "Nothing in the repository matched" in pack.text
+
+
+def test_cli_json_and_task_file(repo: Path, tmp_path: Path,
+                                run_tomo: Callable[..., CompletedProcess[str]]) -> None:
+    task = tmp_path / "task.md"
+    task.write_text("Stock.reserve lets the count go negative")
+    r = run_tomo("context-pack", f"@{task}", "--root", str(repo), "--json", "--budget", "500")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["files"][0] == "shop/inventory.py"
+    assert out["symbols"][0] == "shop/inventory.py::Stock.reserve"
+    assert set(out) >= {"files", "symbols", "tests", "text"}
+    assert estimate_tokens(out["text"]) <= 500
+
+
+def test_cli_text_is_printed_verbatim(repo: Path, run_tomo: Callable[..., CompletedProcess[str]]) -> None:
+    (repo / "shop" / "markup.py").write_text('def bold_label():\n    return "[bold red]x[/]"\n')
+    r = run_tomo("context-pack", "bold_label is broken", "--root", str(repo))
+    assert r.returncode == 0, r.stderr
+    assert '[bold red]x[/]' in r.stdout  # source text is data: never read as rich markup
+    assert "shop/markup.py" in r.stdout and "ranked in" in r.stderr
+
+
+def test_cli_bad_input_says_what_was_wrong(repo: Path, tmp_path: Path,
+                                           run_tomo: Callable[..., CompletedProcess[str]]) -> None:
+    r = run_tomo("context-pack", f"@{tmp_path / 'missing.md'}", "--root", str(repo))
+    assert r.returncode == 2 and "cannot read the task file" in r.stderr and "Traceback" not in r.stderr
+    r = run_tomo("context-pack", "   ", "--root", str(repo))
+    assert r.returncode == 2 and "task text is empty" in r.stderr
+    r = run_tomo("context-pack", "x", "--root", str(tmp_path / "nope"))
+    assert r.returncode == 2 and "not a directory" in r.stderr

@@ -1,0 +1,77 @@
+"""Code workers: each edits its own git worktree of the job's workspace; the next stage gets each diff and verdict."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from team_support import Recorder, make_team, reply, script
+
+from tomo.events import Sink
+from tomo.models.base import Model
+from tomo.models.messages import Usage
+from tomo.team import Stage, TaskGraph, Worker
+from tomo.team.code import CodeResult
+
+
+def _repo(path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    (path / "app.py").write_text("print('hello')\n")
+    subprocess.run(["git", "-C", str(path), "add", "app.py"], check=True)
+    subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+                   check=True)
+
+
+class EditingRunner:
+    """Stands in for the code engine: writes one file named after its worktree and reports a verdict."""
+
+    def __init__(self) -> None:
+        self.worktrees: list[Path] = []
+
+    async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult:
+        self.worktrees.append(worktree)
+        name = f"feature_{len(self.worktrees)}.py"
+        (worktree / name).write_text("VALUE = 1\n")
+        (worktree / "app.py").write_text(f"print('hello from {name}')\n")
+        return CodeResult(f"wrote {name}", Usage(20, 10), "passed")
+
+
+async def test_parallel_code_workers_edit_their_own_worktrees_and_the_merge_sees_each_diff(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _repo(workspace)
+    recorder = Recorder()
+    reviewer = script(tmp_path, "reviewer", reply("APPROVE"))
+    runner = EditingRunner()
+    team = make_team(tmp_path, {"reviewer": reviewer}, primary=reviewer, recorder=recorder, code_runner=runner)
+    team.workspace = workspace.resolve()
+    graph = TaskGraph("c1", (Stage("build", (Worker("implementer", code=True), Worker("implementer", code=True))),
+                             Stage("review", (Worker("reviewer"),))))
+    result = await team.run(graph, "add a feature")
+    assert result.status == "complete", result.reason
+    first, second = runner.worktrees
+    assert first != second and first.parent == second.parent == workspace / ".tomo" / "worktrees"
+    assert (workspace / "app.py").read_text() == "print('hello')\n"  # the workspace itself is untouched
+    merged = result.record.stages[0].output or ""
+    assert "## implementer 1" in merged and "## implementer 2" in merged
+    assert merged.count("test verdict: passed") == 2
+    assert "+print('hello from feature_1.py')" in merged and "+print('hello from feature_2.py')" in merged
+    assert "new file mode" in merged  # a file the worker created is in its diff
+    assert merged in recorder.sent_to(reviewer)[0]
+    assert result.record.stages[0].workers[0].input_tokens == 20
+
+
+async def test_a_code_worker_without_an_engine_fails_with_a_clear_reason(tmp_path: Path) -> None:
+    spec = script(tmp_path, "x", reply("x"))
+    team = make_team(tmp_path, {}, primary=spec)
+    team._code_runner = None
+    import tomo.team.code as code
+
+    original = code.default_runner
+    code.default_runner = lambda: None  # this build may have the oi engine; the test is about one without it
+    try:
+        result = await team.run(TaskGraph("c1", (Stage("build", (Worker("implementer", code=True),)),)), "go")
+    finally:
+        code.default_runner = original
+    assert result.status == "failed"
+    assert "no code engine" in result.reason

@@ -1,0 +1,110 @@
+"""`tomo team` through the real CLI: run, show, list, resume, the errors, and model text shown as data."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from team_support import cli_env, open_store, reply, script
+
+from tomo.cli.team_render import TeamProgress
+from tomo.events import StageDone, StageStarted, WorkerDone, WorkerStarted
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+STAGES = "plan:planner | build:implementer,tester"
+
+
+def _roles(folder: Path) -> str:
+    return ",".join([
+        f"planner={script(folder, 'planner', reply('[bold red]plan[/] from the model', tokens=(30, 10)))}",
+        f"implementer={script(folder, 'implementer', reply('code', tokens=(20, 5)))}",
+        f"tester={script(folder, 'tester', reply('tests', tokens=(20, 5)))}",
+    ])
+
+
+def test_run_show_list_and_resume(tmp_path: Path, run_tomo: Run) -> None:
+    done = run_tomo("team", "add a flag", "--stages", STAGES, "--roles", _roles(tmp_path), "--job-id", "c1",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "## implementer\n\ncode\n\n## tester\n\ntests"
+    assert "stage build: 2 worker(s) to run" in done.stderr and "job c1 is complete" in done.stderr
+    assert "90 tokens (70 in, 20 out)" in done.stderr
+    shown = run_tomo("team", "show", "c1", cwd=tmp_path)
+    assert shown.returncode == 0
+    assert "[bold red]plan[/] from the model" in shown.stdout  # model text is data, never markup
+    assert "implementer#0" in shown.stdout and "complete" in shown.stdout
+    record = json.loads(run_tomo("team", "show", "c1", "--json", cwd=tmp_path).stdout)
+    assert [s["status"] for s in record["stages"]] == ["complete", "complete"]
+    assert record["stages"][0]["workers"][0]["input_tokens"] == 30
+    assert record["created_at"].endswith("+00:00")
+    listed = json.loads(run_tomo("team", "list", "--json", cwd=tmp_path).stdout)
+    assert [j["job_id"] for j in listed] == ["c1"]
+    again = run_tomo("team", "resume", "c1", cwd=tmp_path)
+    assert again.returncode == 0 and "already complete; nothing to resume" in again.stderr
+
+
+def test_budget_stop_exits_nonzero_and_names_the_way_on(tmp_path: Path, run_tomo: Run) -> None:
+    done = run_tomo("team", "add a flag", "--stages", STAGES, "--roles", _roles(tmp_path), "--job-id", "b1",
+                    "--budget", "30", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "job b1 is incomplete" in done.stderr and "tomo team resume b1 --budget N" in done.stderr
+    resumed = run_tomo("team", "resume", "b1", "--budget", "1000", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0
+    assert json.loads(resumed.stdout)["status"] == "complete"
+
+
+def test_errors_are_clear_and_write_nothing(tmp_path: Path, run_tomo: Run) -> None:
+    unknown = run_tomo("team", "show", "nope", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no job with id 'nope'" in unknown.stderr
+    bad = run_tomo("team", "go", "--stages", "plan planner", cwd=tmp_path)
+    assert bad.returncode == 2 and "is not NAME:ROLE" in bad.stderr and "hint:" in bad.stderr
+    backend = run_tomo("team", "go", "--backend", "celery", cwd=tmp_path)
+    assert backend.returncode == 2 and "unknown backend 'celery'" in backend.stderr
+    listed = json.loads(run_tomo("team", "list", "--json", cwd=tmp_path).stdout)
+    assert listed == []
+
+
+def test_live_progress_draws_a_table_on_a_terminal() -> None:
+    console = Console(force_terminal=True, width=120, record=True, color_system=None)
+    progress = TeamProgress(console)
+    assert progress.live
+    progress.emit(StageStarted("j", "build", 1, 2))
+    progress.emit(WorkerStarted("j", "build", 0, "implementer", "ollama:qwen", 1))
+    progress.emit(WorkerStarted("j", "build", 1, "[red]tester", "ollama:qwen", 2))
+    progress.emit(WorkerDone("j", "build", 0, "implementer", "complete", 10, 5, 0.5))
+    progress.emit(StageDone("j", "build", 2, 15))
+    progress.close()
+    text = console.export_text()
+    assert "implementer#0" in text and "complete" in text and "15" in text
+    assert "[red]tester#1" in text and "attempt 2" in text  # a role is shown as written, not as markup
+
+
+def test_ctrl_c_leaves_the_job_incomplete_and_resumable(tmp_path: Path) -> None:
+
+
+    roles = ",".join([f"planner={script(tmp_path, 'slow', reply('late', delay=30))}",
+                      f"tester={script(tmp_path, 'tester', reply('tests'))}"])
+    process = subprocess.Popen([sys.executable, "-m", "tomo", "team", "go", "--stages", "a:planner | b:tester",
+                                "--roles", roles, "--job-id", "i1"], cwd=tmp_path, env=cli_env(), text=True,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    store_path = tmp_path / ".tomo" / "team.sqlite"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = open_store(store_path).get_job("i1") if store_path.exists() else None
+        if job is not None and job.stages[0].workers[0].status == "running":
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "tomo team resume i1" in err
+    job = open_store(store_path).get_job("i1")
+    assert job is not None and job.status == "incomplete" and "interrupted" in job.reason
+    assert os.path.exists(store_path)

@@ -648,6 +648,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--verify", action="store_true", help="check the task list on the host (no tomo) and stop")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--repeats", type=int, default=3, help="hook on/off timings of each green check (0: none)")
+    parser.add_argument("--hook-only", action="store_true",
+                        help="only the hook on/off timings; the path outcomes come from --paths-from")
+    parser.add_argument("--paths-from", type=Path, metavar="RESULTS",
+                        help="the results.json of an earlier full run, for the path columns of a --hook-only run")
     parser.add_argument("--tasks", type=Path, default=TASKS_FILE)
     parser.add_argument("--shared", help="the shared data directory (default: $TOMO_SHARED, else ../shared)")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="the fetch tool's snapshots")
@@ -703,11 +707,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                            (f"; not: {', '.join(bad)}" if bad else "")))
         return 1 if bad else 0
 
-    runs: list[Run] = []
+    runs: list[Run] = load_runs(args.paths_from, tasks) if args.paths_from else []
     hooks: dict[str, tuple[list[float], list[float]]] = {}
     plan: list[tuple[Task, str, bool]] = []
     for t in tasks:  # a task's runs together; the overhead timings ("hook") after its paths
-        plan += [(t, p, True) for p in PATHS] + [(t, "honest", False)] + ([(t, "hook", True)] if args.repeats else [])
+        if not args.hook_only:
+            plan += [(t, p, True) for p in PATHS] + [(t, "honest", False)]
+        plan += [(t, "hook", True)] if args.repeats else []
     load_before = os.getloadavg()
     with Progress(*columns, console=console) as progress:
         bar = progress.add_task("gates", total=len(plan))
@@ -745,15 +751,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                encoding="utf-8")
     body = summarize(runs, tasks, hooks)
     body += "\n\n" + notes(load_before[0], load_after[0])
+    if args.paths_from:
+        body += (f" The path outcomes and the 'gates off → on' columns are those of an earlier full run (its "
+                 f"results file, {time.strftime('%Y-%m-%d %H:%M', time.gmtime(args.paths_from.stat().st_mtime))} "
+                 "UTC); this run measured the hook timings.")
     console.print(Text(body))
-    if not (args.no_write or args.quick or args.only):
+    if not (args.no_write or args.quick or args.only or (args.hook_only and not args.paths_from)):
         from bench._report import write_section
 
-        path = write_section("gates", "The exec and repro gates on real SWE-bench Lite tasks", "python bench/gates.py",
-                             body)
+        command = "python bench/gates.py" + (" --hook-only --paths-from RESULTS" if args.hook_only else "")
+        path = write_section("gates", "The exec and repro gates on real SWE-bench Lite tasks", command, body)
         console.print(Text(f"wrote {path}"))
     gated = [r for r in runs if r.exec_gate]
     return 0 if all(r.ok for r in gated) else 1
+
+
+def load_runs(path: Path, tasks: list[Task]) -> list[Run]:
+    """The path runs saved by an earlier full run (``results.json``), for the tasks asked for."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"error: cannot read the results of an earlier run from {path}: {exc}") from exc
+    records = data["runs"] if isinstance(data, dict) else data
+    wanted = {t.instance_id for t in tasks}
+    return [Run(r["task"], r["path"], bool(r["gates"]), int(r["exit"]), r["result"], float(r["wall_s"]),
+                float(r["check_s"])) for r in records if r["task"] in wanted]
 
 
 def notes(load_before: float, load_after: float) -> str:

@@ -213,7 +213,8 @@ async def conversation(client: httpx.AsyncClient, csrf: str, turns: int, result:
 
 
 async def drive(base: str, conversations: int, turns: int, result: Result) -> None:
-    limits = httpx.Limits(max_connections=conversations + 10, max_keepalive_connections=conversations + 10)
+    limits = httpx.Limits(max_connections=conversations + 10, max_keepalive_connections=conversations + 10,
+                          keepalive_expiry=4.0)
     clients = [httpx.AsyncClient(base_url=base, timeout=300, limits=limits) for _ in range(USERS)]
     try:
         tokens = [await login(c, f"user{i}@t{i % 2}.example") for i, c in enumerate(clients)]

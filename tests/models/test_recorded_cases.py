@@ -134,6 +134,9 @@ def normalized(body: dict[str, Any]) -> dict[str, Any]:
     for m in body["messages"]:
         m = {k: v for k, v in m.items() if k not in NOT_REPLAYED}
         if "tool_calls" in m:
+            # No text beside the calls: the recorded clients omitted `content`; tomo sends "" because llama-cpp-python
+            # and others fail on a missing or null content (tests/models/test_profile.py). OpenAI takes both.
+            m["content"] = m.get("content") or ""
             m["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.loads(c["function"]["arguments"])}}
                                for c in m["tool_calls"]]
         messages.append(m)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from team_support import Recorder, make_team, reply, script
 
+from tomo.config import Settings
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
 from tomo.team import Stage, TaskGraph, Worker
-from tomo.team.code import CodeResult
+from tomo.team.code import CodeResult, OiRunner
 
 
 def _repo(path: Path) -> None:
@@ -68,10 +69,51 @@ async def test_a_code_worker_without_an_engine_fails_with_a_clear_reason(tmp_pat
     import tomo.team.code as code
 
     original = code.default_runner
-    code.default_runner = lambda: None  # this build may have the oi engine; the test is about one without it
+    code.default_runner = lambda *_: None  # this build has the oi engine; the test is about one without it
     try:
         result = await team.run(TaskGraph("c1", (Stage("build", (Worker("implementer", code=True),)),)), "go")
     finally:
         code.default_runner = original
     assert result.status == "failed"
     assert "no code engine" in result.reason
+
+
+async def test_a_code_worker_runs_the_oi_engine_in_its_worktree(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _repo(workspace)
+    write = "```python\nopen('feature.py', 'w').write('VALUE = 41 + 1\\n')\n```"
+    check = "```bash\npython -c 'import feature; assert feature.VALUE == 42; print(\"ok\")'\n```"
+    coder = script(tmp_path, "coder", reply(write, tokens=(100, 20)), reply(check, tokens=(120, 15)),
+                   reply("feature.py holds VALUE; the check passed.", tokens=(130, 10)))
+    reviewer = script(tmp_path, "reviewer", reply("APPROVE"))
+    settings = Settings.model_validate({"sandbox": {"kind": "local", "timeout_s": 60}})
+    team = make_team(tmp_path, {"implementer": coder, "reviewer": reviewer}, primary=reviewer, settings=settings)
+    team.workspace = workspace.resolve()
+    graph = TaskGraph("oi1", (Stage("build", (Worker("implementer", code=True),)),
+                              Stage("review", (Worker("reviewer"),))))
+    result = await team.run(graph, "add feature.py with VALUE = 42")
+    assert result.status == "complete", result.reason
+    worker = result.record.stages[0].workers[0]
+    output = worker.output or ""
+    assert "test verdict: passed" in output
+    assert "+VALUE = 41 + 1" in output and "feature.py" in output
+    assert ".tomo" not in output.split("```diff", 1)[1]  # the engine's own state is not part of the diff
+    assert (worker.input_tokens, worker.output_tokens) == (350, 45)
+    assert not (workspace / "feature.py").exists()  # written in the worker's worktree, not the workspace
+
+
+async def test_a_red_check_gives_the_verdict_failed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _repo(workspace)
+    write = "```python\nopen('feature.py', 'w').write('VALUE = 41\\n')\n```"
+    check = "```bash\npython -c 'import feature; assert feature.VALUE == 42'\n```"
+    coder = script(tmp_path, "coder", reply(write), reply(check), reply("I am done."))
+    settings = Settings.model_validate({"sandbox": {"kind": "local", "timeout_s": 60}})
+    team = make_team(tmp_path, {"implementer": coder}, primary=coder, settings=settings,
+                     code_runner=OiRunner(settings, max_rounds=3))
+    team.workspace = workspace.resolve()
+    result = await team.run(TaskGraph("oi2", (Stage("build", (Worker("implementer", code=True),)),)), "add VALUE")
+    output = result.record.stages[0].workers[0].output or ""
+    assert "test verdict: failed" in output and "ended by: rounds" in output

@@ -102,12 +102,14 @@ def assist_cmd(
 
 def why_failed(summary: Summary) -> str | None:
     """Why this run must not exit 0, or None. A run that ended because the model or its server failed, stopped at a
-    limit, failed its verify, or ended on a reply that is not a whole answer (cut off, filtered, broken off
+    limit, failed its verify, refused to write a plan that would leave same-name references, or ended on a reply that is not a whole answer (cut off, filtered, broken off
     mid-stream) is not a success, whatever was printed before."""
     if summary.error:
         return f"the model failed: {summary.error}"
     if summary.verify is not None and not summary.verify.passed:
         return f"verify failed (exit {summary.verify.exit_code})"
+    if summary.left_unrenamed:
+        return f"nothing was written: {summary.left_unrenamed}"
     if summary.stopped_by:
         return f"the model was stopped by the {summary.stopped_by} limit"
     if not summary.completed:

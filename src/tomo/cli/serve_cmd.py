@@ -94,7 +94,9 @@ def serve(
     on = web.state.console.assistant.enabled
     typer.echo(f"tomo console on {where} (store {store.url}; assistant "
                f"{'on' if on else 'off: set ASSISTANT_PROVIDER to switch it on'}). Ctrl+C stops it.")
-    uvicorn.run(web, host=host, port=port, log_level=log_level, proxy_headers=False)
+    # keep-alive longer than clients' own idle expiry (httpx, browsers: <= 5 s), so a client never sends a request
+    # on a connection the server is closing at that moment
+    uvicorn.run(web, host=host, port=port, log_level=log_level, proxy_headers=False, timeout_keep_alive=30)
 
 
 @users_app.command("add")

@@ -5,8 +5,8 @@ one changed. The team makes (or, on resume, finds again) ``WORKSPACE/.tomo/workt
 workspace's HEAD, runs the engine there, and hands the merge the worktree's diff and the engine's test verdict.
 
 The engine sits behind :class:`CodeRunner`, a single async call, so the team does not depend on how it works:
-:func:`default_runner` returns the oi engine's runner when ``tomo.oi.engine`` is installed, else None (a code worker
-then fails with a clear error instead of pretending).
+:func:`default_runner` returns :class:`OiRunner` (the oi engine) when ``tomo.oi.engine`` is in this build, else None
+(a code worker then fails with a clear error instead of pretending).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from tomo.errors import ConfigError
+from tomo.config import Settings
+from tomo.errors import ConfigError, ModelError
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
@@ -38,14 +39,54 @@ class CodeRunner(Protocol):
     async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult: ...
 
 
-def default_runner() -> CodeRunner | None:
-    """The oi engine's runner, when this build has one."""
+def default_runner(settings: Settings | None = None) -> CodeRunner | None:
+    """The oi engine as a code runner, when this build has it (``tomo.oi.engine``); None otherwise."""
     try:
-        engine = importlib.import_module("tomo.oi.engine")
+        importlib.import_module("tomo.oi.engine")
     except ImportError:
         return None
-    runner = getattr(engine, "team_runner", None)
-    return runner() if callable(runner) else None
+    return OiRunner(settings or Settings())
+
+
+class OiRunner:
+    """The oi engine on a worker's task: code is the model's only action, every block runs in the sandbox of
+    ``[sandbox]`` in the worktree, no block needs approval (the worktree is the worker's own), and the exec gate is
+    on, so a turn that changed code ends only after a check that ran the change came back green.
+
+    The verdict: ``passed`` when the exec gate is satisfied by a green check, ``failed`` when the last check after
+    the change failed, ``unverified`` otherwise (no check ran, the rounds ran out, the model failed).
+    """
+
+    def __init__(self, settings: Settings, *, max_rounds: int = 20, exec_gate: bool = True) -> None:
+        self.settings = settings
+        self.max_rounds = max_rounds
+        self.exec_gate = exec_gate
+
+    async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult:
+        from tomo.oi.approval import ApproveAll
+        from tomo.oi.engine import Engine
+        from tomo.sandbox import Limits, make_sandbox
+
+        box = make_sandbox(None, self.settings.sandbox)
+        engine = Engine(model, box, ApproveAll(), worktree, None, self.max_rounds, self.exec_gate, False,
+                        limits=Limits.from_settings(self.settings.sandbox))
+        messages = await engine.turn([], task, sink)
+        summary = engine.last
+        gate = summary.gates.get("exec")
+        if summary.ended_by == "error":
+            raise ModelError(f"the code engine's model failed: {summary.error}", hint="see the worker's error")
+        if gate is not None and gate.on and gate.satisfied and summary.ended_by == "model":
+            verdict: Verdict = "passed"
+        elif gate is not None and gate.on and not gate.satisfied and "failed (exit" in gate.reason:
+            verdict = "failed"
+        else:
+            verdict = "unverified"
+        said = [m.content for m in messages if m.role == "assistant" and m.content.strip()]
+        text = (said[-1] if said else "(the engine said nothing)") + (
+            f"\n\nended by: {summary.ended_by} after {summary.rounds} round(s), {summary.blocks} block(s); "
+            f"files changed: {', '.join(summary.files_changed) or 'none'}; exec gate: "
+            f"{gate.reason if gate is not None else 'n/a'}")
+        return CodeResult(text, summary.usage, verdict)
 
 
 async def _git(cwd: Path, *args: str) -> str:
@@ -70,9 +111,10 @@ async def worktree_for(workspace: Path, key: str) -> Path:
 
 
 async def diff_of(worktree: Path) -> str:
-    """Everything the worker changed against the commit its worktree started from, new files included."""
-    await _git(worktree, "add", "--all")
-    return await _git(worktree, "diff", "--cached", "HEAD")
+    """Everything the worker changed against the commit its worktree started from, new files included (tomo's own
+    ``.tomo/`` state left out)."""
+    await _git(worktree, "add", "--all", "--", ".", ":(exclude).tomo")
+    return await _git(worktree, "diff", "--cached", "HEAD", "--", ".", ":(exclude).tomo")
 
 
 def report(result: CodeResult, diff: str, worktree: Path) -> str:

@@ -333,7 +333,7 @@ class Team:
 
     async def _code(self, worker: Worker, model: object, key: str,
                     task: str) -> tuple[WorkerStatus, str | None, Usage, str | None]:
-        runner = self._code_runner or code_workers.default_runner()
+        runner = self._code_runner or code_workers.default_runner(self.chooser.settings)
         if runner is None:
             raise ConfigError(f"worker {worker.label} is a code worker, but this build has no code engine "
                               "(tomo.oi.engine)", hint="drop code = true for this role, or install a tomo with oi")

@@ -501,6 +501,57 @@ def run_path(task: Task, material: Material, path: str, *, mirrors: Path, venvs:
                done.stderr[-3000:])
 
 
+def hook_overhead(task: Task, material: Material, *, mirrors: Path, venvs: Path, scratch: Path,
+                  repeats: int) -> tuple[list[float], list[float]]:
+    """The honest path's green check, run ``repeats`` times in the strict box with the exec gate's site hook on and
+    off, interleaved (on, off, off, on, ...) so machine load hits both alike. The hook is set up by the engine's own
+    ``TurnGates`` exactly as for the last block of the honest path (watching the files the patches changed)."""
+    import asyncio
+
+    from tomo.config import load_settings
+    from tomo.oi.gates import TurnGates
+    from tomo.sandbox import Limits, make_sandbox
+
+    python = str(venvs / task.venv / "bin" / "python")
+    ws = prepare_workspace(task, mirrors, venvs, scratch / "ws" / task.instance_id)
+    settings = load_settings(ws).sandbox
+    box, limits = make_sandbox("strict", settings), Limits.from_settings(settings)
+    turn = TurnGates(ws, exec_gate=True, repro=True)
+    turn.start()
+    git_apply(ws, material.test_patch)
+    git_apply(ws, material.patch)
+    turn.record(1, "shell", "git apply", 0)
+    command = task.command("test", python)
+    on: list[float] = []
+    off: list[float] = []
+
+    async def once(hooked: bool, number: int) -> float:
+        env = turn.prepare(number) if hooked else {}
+        argv = ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), "bash", "-c", command]
+        result = await box.run(argv, "argv", ws, limits)
+        if result.exit_code != 0:
+            raise TaskError(f"{task.instance_id}: the green check failed in the box (exit {result.exit_code}, hook "
+                            f"{'on' if hooked else 'off'}): {result.output[-800:]}")
+        if hooked:
+            check = turn.record(number, "shell", command, 0)
+            if not check.traced:
+                raise TaskError(f"{task.instance_id}: the hook was on but reported nothing")
+        return result.duration
+
+    async def measure() -> None:
+        await once(False, 1)  # warm-up, not counted: the first run writes __pycache__ and fills the page cache
+        for n in range(repeats):
+            order = (True, False) if n % 2 == 0 else (False, True)
+            for hooked in order:
+                (on if hooked else off).append(await once(hooked, 2 + 2 * n + hooked))
+
+    try:
+        asyncio.run(measure())
+    finally:
+        turn.close()
+    return on, off
+
+
 # ---------------------------------------------------------------------------------------------------------- main
 
 
@@ -514,7 +565,9 @@ def find_shared(given: str | None) -> Path | None:
     return None
 
 
-def summarize(runs: list[Run], tasks: list[Task]) -> str:
+def summarize(runs: list[Run], tasks: list[Task], hooks: dict[str, tuple[list[float], list[float]]]) -> str:
+    import statistics
+
     from bench._report import table
 
     by = {(r.instance_id, r.path, r.exec_gate): r for r in runs}
@@ -524,12 +577,17 @@ def summarize(runs: list[Run], tasks: list[Task]) -> str:
         for path in PATHS:
             run = by.get((task.instance_id, path, True))
             cells.append("—" if run is None else ("✓ " if run.ok else "✗ ") + run.outcome)
+        hook = hooks.get(task.instance_id)
+        if hook and hook[0] and hook[1]:
+            h_on, h_off = statistics.median(hook[0]), statistics.median(hook[1])
+            cells += [f"{h_off:.2f}", f"{h_on:.2f}", f"{h_on / h_off:.2f}×"]
+        else:
+            cells += ["—"] * 3
         on, off = by.get((task.instance_id, "honest", True)), by.get((task.instance_id, "honest", False))
         if on and off and off.check_seconds:
-            cells += [f"{off.check_seconds:.1f}", f"{on.check_seconds:.1f}",
-                      f"{on.check_seconds / off.check_seconds:.2f}×", f"{off.wall:.1f} → {on.wall:.1f}"]
+            cells += [f"{off.check_seconds:.1f} → {on.check_seconds:.1f}", f"{off.wall:.1f} → {on.wall:.1f}"]
         else:
-            cells += ["—"] * 4
+            cells += ["—"] * 2
         rows.append(cells)
     gated = [r for r in runs if r.exec_gate]
     good = sum(r.ok for r in gated)
@@ -537,17 +595,24 @@ def summarize(runs: list[Run], tasks: list[Task]) -> str:
     for path in PATHS:
         these = [r for r in gated if r.path == path]
         totals.append(f"{sum(r.ok for r in these)}/{len(these)}")
+    medians = [(statistics.median(on), statistics.median(off)) for on, off in hooks.values() if on and off]
+    if medians:
+        h_on, h_off = sum(m[0] for m in medians), sum(m[1] for m in medians)
+        totals += [f"{h_off:.2f} (sum)", f"{h_on:.2f} (sum)", f"{h_on / h_off:.2f}×"]
+    else:
+        totals += ["—"] * 3
     pairs = [(by[(t.instance_id, "honest", True)], by[(t.instance_id, "honest", False)]) for t in tasks
              if (t.instance_id, "honest", True) in by and (t.instance_id, "honest", False) in by]
     on_s, off_s = sum(p[0].check_seconds for p in pairs), sum(p[1].check_seconds for p in pairs)
     if pairs and off_s:
-        totals += [f"{off_s:.1f}", f"{on_s:.1f}", f"{on_s / off_s:.2f}×",
+        totals += [f"{off_s:.1f} → {on_s:.1f}",
                    f"{sum(p[1].wall for p in pairs):.1f} → {sum(p[0].wall for p in pairs):.1f}"]
     else:
-        totals += ["—"] * 4
+        totals += ["—"] * 2
     rows.append(totals)
     headers = ["task", "honest (accept)", "parse-only (refuse: exec)", "wrong-test (refuse: exec)",
-               "no-red (refuse: repro)", "checks s, gates off", "checks s, gates on", "ratio", "whole run s off → on"]
+               "no-red (refuse: repro)", "green check s, hook off", "hook on", "ratio",
+               "honest: check blocks s, gates off → on", "honest: whole run s, off → on"]
     return table(headers, rows)
 
 
@@ -582,6 +647,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="ID", help="these tasks only (docs untouched)")
     parser.add_argument("--verify", action="store_true", help="check the task list on the host (no tomo) and stop")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    parser.add_argument("--repeats", type=int, default=3, help="hook on/off timings of each green check (0: none)")
+    parser.add_argument("--hook-only", action="store_true",
+                        help="only the hook on/off timings; the path outcomes come from --paths-from")
+    parser.add_argument("--paths-from", type=Path, metavar="RESULTS",
+                        help="the results.json of an earlier full run, for the path columns of a --hook-only run")
     parser.add_argument("--tasks", type=Path, default=TASKS_FILE)
     parser.add_argument("--shared", help="the shared data directory (default: $TOMO_SHARED, else ../shared)")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="the fetch tool's snapshots")
@@ -637,15 +707,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                            (f"; not: {', '.join(bad)}" if bad else "")))
         return 1 if bad else 0
 
-    runs: list[Run] = []
-    plan = [(t, p, True) for t in tasks for p in PATHS] + [(t, "honest", False) for t in tasks]
-    plan.sort(key=lambda item: [t.instance_id for t in tasks].index(item[0].instance_id))  # a task's runs together
+    runs: list[Run] = load_runs(args.paths_from, tasks) if args.paths_from else []
+    hooks: dict[str, tuple[list[float], list[float]]] = {}
+    plan: list[tuple[Task, str, bool]] = []
+    for t in tasks:  # a task's runs together; the overhead timings ("hook") after its paths
+        if not args.hook_only:
+            plan += [(t, p, True) for p in PATHS] + [(t, "honest", False)]
+        plan += [(t, "hook", True)] if args.repeats else []
     load_before = os.getloadavg()
     with Progress(*columns, console=console) as progress:
         bar = progress.add_task("gates", total=len(plan))
         for task, path, gated in plan:
             label = f"{task.instance_id} · {path}{'' if gated else ' (gates off)'}"
             progress.update(bar, description=label)
+            if path == "hook":
+                try:
+                    hooks[task.instance_id] = hook_overhead(task, material[task.instance_id], mirrors=args.mirrors,
+                                                            venvs=args.venvs, scratch=args.scratch,
+                                                            repeats=args.repeats)
+                    on, off = hooks[task.instance_id]
+                    progress.console.print(Text(f"{task.instance_id} · green check, hook on: "
+                                                f"{', '.join(f'{x:.2f}' for x in on)} s; off: "
+                                                f"{', '.join(f'{x:.2f}' for x in off)} s"))
+                except TaskError as exc:
+                    progress.console.print(Text(f"{task.instance_id} · overhead not measured: {exc}", style="red"))
+                progress.advance(bar)
+                continue
             run = run_path(task, material[task.instance_id], path, mirrors=args.mirrors, venvs=args.venvs,
                            scratch=args.scratch, prompt=material[task.instance_id].problem or task.instance_id,
                            exec_gate=gated)
@@ -658,17 +745,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             f"{task.instance_id}.{path}.{'gated' if gated else 'open'}.log"))
             progress.advance(bar)
     load_after = os.getloadavg()
-    body = summarize(runs, tasks)
+    record = [{"task": r.instance_id, "path": r.path, "gates": r.exec_gate, "exit": r.exit_code, "ok": r.ok,
+               "check_s": round(r.check_seconds, 2), "wall_s": round(r.wall, 2), "result": r.result} for r in runs]
+    (args.scratch / "results.json").write_text(json.dumps({"runs": record, "hook": hooks}, indent=1),
+                                               encoding="utf-8")
+    body = summarize(runs, tasks, hooks)
     body += "\n\n" + notes(load_before[0], load_after[0])
+    if args.paths_from:
+        body += (f" The path outcomes and the 'gates off → on' columns are those of an earlier full run (its "
+                 f"results file, {time.strftime('%Y-%m-%d %H:%M', time.gmtime(args.paths_from.stat().st_mtime))} "
+                 "UTC); this run measured the hook timings.")
     console.print(Text(body))
-    if not (args.no_write or args.quick or args.only):
+    if not (args.no_write or args.quick or args.only or (args.hook_only and not args.paths_from)):
         from bench._report import write_section
 
-        path = write_section("gates", "The exec and repro gates on real SWE-bench Lite tasks", "python bench/gates.py",
-                             body)
+        command = "python bench/gates.py" + (" --hook-only --paths-from RESULTS" if args.hook_only else "")
+        path = write_section("gates", "The exec and repro gates on real SWE-bench Lite tasks", command, body)
         console.print(Text(f"wrote {path}"))
     gated = [r for r in runs if r.exec_gate]
     return 0 if all(r.ok for r in gated) else 1
+
+
+def load_runs(path: Path, tasks: list[Task]) -> list[Run]:
+    """The path runs saved by an earlier full run (``results.json``), for the tasks asked for."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"error: cannot read the results of an earlier run from {path}: {exc}") from exc
+    records = data["runs"] if isinstance(data, dict) else data
+    wanted = {t.instance_id for t in tasks}
+    return [Run(r["task"], r["path"], bool(r["gates"]), int(r["exit"]), r["result"], float(r["wall_s"]),
+                float(r["check_s"])) for r in records if r["task"] in wanted]
 
 
 def notes(load_before: float, load_after: float) -> str:
@@ -677,9 +784,12 @@ def notes(load_before: float, load_after: float) -> str:
         "model on a fresh checkout of the task's base commit (✓ = as expected: honest accepted with exit 0; parse-only "
         "and wrong-test refused with exit 3 and the exec gate unsatisfied; no-red refused with exit 3 by the repro "
         "gate alone). The model writes the patches itself (`git apply` of a heredoc in a bash block); the tests run "
-        "with the task's venv, read-only in the strict box. Overhead: the honest path run again with both gates off "
-        "(no site hook); 'checks s' is the sandbox time of the blocks that ran tests (patch blocks excluded), "
-        "'whole run' the wall time of `tomo run` (workspace snapshots included). "
+        "with the task's venv, read-only in the strict box. Overhead of the exec gate's site hook: the honest path's "
+        "green check (test_patch and patch applied) run in the strict box with the hook on (set up by the engine's "
+        "own TurnGates, watching the changed files, as for the honest path's last block) and off, interleaved, "
+        "median of the repeats ('hook on/off'); and the whole honest path run again by `tomo run` with both gates "
+        "off (no hook): the sandbox time of its check blocks (red and green runs; patch blocks excluded) and the "
+        "wall time of `tomo run`, one run each, so noisier. "
         f"Load average {load_before:.1f} before, {load_after:.1f} after: a shared "
         "2-core machine with up to 9 sessions at once, so absolute seconds move; the ratio pairs runs made "
         "back to back. Tasks tried and left out are listed in bench/gates_tasks.json ('not_run')."

@@ -219,3 +219,9 @@ def test_the_four_paths_through_tomo_run(synthetic: tuple[gates.Task, gates.Mate
     assert all(run.ok for run in runs.values())
     assert runs["honest"].result["files_changed"] == ["calc.py", "test_calc.py"]
     assert runs["honest"].check_seconds > 0
+    # the overhead timing: the green check in the box, hook on and off, and the hook really reported on its runs
+    on, off = gates.hook_overhead(task, material, mirrors=mirrors, venvs=venvs, scratch=scratch, repeats=2)
+    assert len(on) == len(off) == 2 and min(on + off) > 0
+    broken = gates.Task(**{**task.__dict__, "test": "{python} -c 'raise SystemExit(5)'"})
+    with pytest.raises(gates.TaskError, match="the green check failed in the box \\(exit 5"):
+        gates.hook_overhead(broken, material, mirrors=mirrors, venvs=venvs, scratch=scratch, repeats=1)

@@ -75,6 +75,7 @@ class Resolver:
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
         self._agree: dict[tuple[int, str, str], Value] = {}
+        self._decorated: dict[str, Value] = {}
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class Resolver:
         if d is not None and d[3] == "class":
             fid, parent = d[0], d[7]
             for base in d[8].get("bases", []):
-                v = self.eval(fid, parent, base, d[4])
+                v = self.eval(fid, parent, _unsubscript(base), d[4])
                 if v is not None and v[0] == "def":
                     bd = self.definition(v[1])
                     if bd is not None and bd[3] == "class":
@@ -148,9 +149,11 @@ class Resolver:
         if d is None:
             return True
         for base in d[8].get("bases", []):
-            v = self.eval(d[0], d[7], base, d[4])
+            v = self.eval(d[0], d[7], _unsubscript(base), d[4])
             if v is None or v[0] != "def":
-                return base not in ("object", "Generic", "Protocol") and not base.startswith(("Generic[", "Protocol["))
+                if _unsubscript(base) in _NEUTRAL_BASES:
+                    continue  # adds no attributes an instance would be asked for
+                return True
             if self.has_unknown_base(v[1]):
                 return True
         return False
@@ -308,10 +311,57 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
+        injected = self._injected(fid, scope, idx)
+        if injected is not None:
+            return injected
+        if idx > 0 and info.kinds.get(scope) == "method":
+            inherited = self._overridden_param(fid, scope, idx)
+            if inherited is not None:
+                return inherited
         if self._takes_fixture(fid, scope, name):
             return self.fixture(fid, name, scope)
         if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
             return self._from_call_sites(fid, scope, name, idx)
+        return None
+
+    def _param_annotation(self, q: str, idx: int) -> tuple[int, str, str | None] | None:
+        """(file, enclosing scope, annotation) of parameter ``idx`` of function ``q``; None if it has no such one."""
+        d = self.definition(q)
+        if d is None or d[3] not in ("function", "method"):
+            return None
+        for entries in self.info(d[0]).binds(q).values():
+            for e in entries:
+                if e[1] == "param" and e[3] == idx:
+                    return d[0], d[7], e[2]
+        return None
+
+    def _injected(self, fid: int, scope: str, idx: int) -> Value:
+        """A parameter the innermost decorator passes: its own parameter says so, ``fn: Callable[[Session], R]``."""
+        d = self.definition(scope)
+        decs = d[8].get("decorators", []) if d else []
+        if not decs or "(" in decs[-1]:
+            return None
+        dv = self.eval(fid, self._parent(fid, scope), decs[-1], d[4] if d else 0)
+        if dv is None or dv[0] != "def":
+            return None
+        got = self._param_annotation(dv[1], 0)
+        if got is None or not got[2]:
+            return None
+        args = _callable_args(got[2])
+        if args is None or idx >= len(args):
+            return None
+        return self.type_of_annotation(got[0], got[1], args[idx], 1)
+
+    def _overridden_param(self, fid: int, scope: str, idx: int) -> Value:
+        """An unannotated parameter of a method that overrides one: the overridden method's annotation types it."""
+        cls = self.info(fid).parents.get(scope)
+        if cls is None:
+            return None
+        mname = scope.rsplit(".", 1)[-1]
+        for base in self.mro(cls)[1:]:
+            got = self._param_annotation(f"{base}.{mname}", idx)
+            if got is not None and got[2]:
+                return self.type_of_annotation(got[0], got[1], got[2], 1)
         return None
 
     def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
@@ -477,6 +527,8 @@ class Resolver:
             d = self.definition(value[1])
             if d is None:
                 return None
+            if d[3] in ("function", "method") and d[8].get("decorators"):
+                return self.decorated(value[1], depth + 1)
             if d[3] in ("variable", "attribute"):
                 data = d[8]
                 fid, parent = d[0], d[7]
@@ -519,6 +571,9 @@ class Resolver:
 
     def type_of_annotation(self, fid: int, scope: str, ann: str, depth: int) -> Value:
         text = ann.strip().strip("'\"")
+        for wrapper in _WRAPPERS:
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = _split_top(text[len(wrapper):-1])[0].strip("'\"")
         if text.startswith("Optional[") and text.endswith("]"):
             text = text[9:-1]
         if "|" in text:
@@ -568,6 +623,8 @@ class Resolver:
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")
+        if tag == "ctx":
+            return ("ctxenter", value[1]) if attr in ("__enter__", "__aenter__") else None
         if tag == "union":
             got = {self.attribute(t, attr) for t in value[1]}
             if len(got) == 1:
@@ -602,6 +659,8 @@ class Resolver:
             return None
         if value[0] == "bound":
             return self.returns(value[1], depth=depth, self_cls=value[2])
+        if value[0] == "ctxenter":  # `with cm() as x`: what the generator yields
+            return self.returns(value[1], fixture=True, depth=depth + 1)
         if value[0] == "def":
             d = self.definition(value[1])
             if d is None:
@@ -617,14 +676,124 @@ class Resolver:
             return ("ext", f"builtins.{value[1]}")  # dict(...), str(...): instances of builtin types
         return None
 
+    def decorated(self, q: str, depth: int = 0) -> Value:
+        """What the name of decorated function ``q`` holds: the decorators' result, applied innermost first.
+
+        A decorator known to keep the function (``staticmethod``, ``functools.wraps``-based, ``lru_cache``, one
+        annotated ``(f: F) -> F``) keeps ``("def", q)``; one annotated to return a class (``-> Pipeline``, a factory
+        ``-> Callable[[F], Pipeline]``, through overloads) gives an instance of it; any other makes it unknown.
+        """
+        if q in self._decorated:
+            return self._decorated[q]
+        key = ("decorated", q)
+        if key in self._stack or depth > _MAX_DEPTH:
+            return None
+        d = self.definition(q)
+        if d is None:
+            return None
+        self._stack.add(key)
+        try:
+            value: Value = ("def", q)
+            for dec in reversed(d[8].get("decorators", [])):
+                if value is None:
+                    return None
+                if _keeps_return(dec) or dec.split("(", 1)[0] in _CONTEXT_MANAGERS or dec.split("(", 1)[0] in (
+                        "overload", "typing.overload", "t.overload"):
+                    continue
+                got = self._decorator_result(d[0], d[7], dec, d[4], depth + 1)
+                value = value if got == ("keep",) else got
+            self._decorated[q] = value
+            return value
+        finally:
+            self._stack.discard(key)
+
+    def _decorator_result(self, fid: int, scope: str, dec: str, line: int, depth: int) -> Value:
+        """("keep",) when decorator ``dec`` returns the function it is given, else what it returns, or None."""
+        factory = dec.endswith(")") and "(" in dec
+        head = dec.split("(", 1)[0] if factory else dec
+        v = self.eval(fid, scope, head, line, depth)
+        if v is None or v[0] != "def":
+            return None
+        d = self.definition(v[1])
+        if d is None:
+            return None
+        if d[3] == "class":
+            return None if factory else ("inst", v[1])
+        if d[3] not in ("function", "method"):
+            return None
+        if self._wraps_based(v[1]):
+            return ("keep",)
+        results: set[Value] = set()
+        for q in self._overloads(v[1]):
+            od = self.definition(q)
+            ann = od[8].get("ret") if od else None
+            if not ann or od is None:
+                if not factory:
+                    results.add(None)
+                continue
+            first = self._param_annotation(q, 0)
+            if not factory and first is not None and first[2] and first[2] == ann:
+                results.add(("keep",))  # `(f: Callable[P, R]) -> Callable[P, R]`
+                continue
+            args = _callable_args(ann, result=True)
+            if factory != (args is not None):
+                continue  # this overload is for the other way of using the decorator
+            text = args[-1] if args is not None else ann
+            if args is not None and len(args) == 2 and args[0] == text:
+                results.add(("keep",))  # Callable[[F], F]
+            elif self._is_typevar(od[0], od[7], text):
+                results.add(("keep",))
+            else:
+                results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
+        return results.pop() if len(results) == 1 else None
+
+    def _overloads(self, q: str) -> list[str]:
+        """The ``@overload`` signatures of function ``q`` when it has some, else ``q`` itself."""
+        base = _redefined(q)
+        out = []
+        for i in range(0, 32):
+            cand = base if i == 0 else f"{base}@{i}"
+            cd = self.definition(cand)
+            if cd is None:
+                break
+            if any(x.split("(", 1)[0] in ("overload", "typing.overload", "t.overload")
+                   for x in cd[8].get("decorators", [])):
+                out.append(cand)
+        return out or [q]
+
+    def _wraps_based(self, q: str) -> bool:
+        """Whether a function nested in ``q`` is decorated ``@functools.wraps(...)``: the usual keeping decorator."""
+        d = self.definition(q)
+        if d is None:
+            return False
+        for s in self.info(d[0]).scopes:
+            if s.startswith(q + "."):
+                sd = self.definition(s)
+                if sd is not None and any(x.split("(", 1)[0] in ("wraps", "functools.wraps")
+                                          for x in sd[8].get("decorators", [])):
+                    return True
+        return False
+
+    def _is_typevar(self, fid: int, scope: str, text: str) -> bool:
+        v = self.eval(fid, scope, text.strip("'\""), 0)
+        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
+        value = d[8].get("value") if d is not None and d[3] == "variable" else None
+        return isinstance(value, str) and value.split("(", 1)[0].rsplit(".", 1)[-1] == "TypeVar"
+
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
         if d is None or depth > _MAX_DEPTH:
             return None
         fid, parent, data = d[0], d[7], d[8]
-        if not fixture and not all(_keeps_return(x) for x in data.get("decorators", ())):
-            return None  # `@deco def f() -> A`: calling f calls whatever deco returned
+        decs = data.get("decorators", ())
+        if not fixture and decs:
+            if any(x.split("(", 1)[0] in _CONTEXT_MANAGERS for x in decs):
+                if all(_keeps_return(x) or x.split("(", 1)[0] in _CONTEXT_MANAGERS for x in decs):
+                    return ("ctx", q)
+                return None
+            if self.decorated(q, depth + 1) != ("def", q):
+                return None  # `@deco def f() -> A`: calling f calls whatever deco returned
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
         if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
@@ -662,6 +831,60 @@ _TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "ty
 _RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
                              "typing.override", "typing_extensions.override", "cache", "functools.cache",
                              "lru_cache", "functools.lru_cache", "wraps", "functools.wraps", *_PROPERTY_DECORATORS})
+
+
+_CONTEXT_MANAGERS = frozenset({"contextmanager", "contextlib.contextmanager", "asynccontextmanager",
+                                "contextlib.asynccontextmanager"})
+# Bases that add nothing an instance is asked for: they never hide the methods of the indexed bases.
+_NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "typing.Generic", "typing.Protocol", "t.Generic",
+                            "t.Protocol", "typing_extensions.Protocol", "ABC", "abc.ABC"})
+# Annotation wrappers whose first argument is the type: ClassVar[Runner] is a Runner.
+_WRAPPERS = ("ClassVar[", "typing.ClassVar[", "t.ClassVar[", "Final[", "typing.Final[", "t.Final[",
+             "Annotated[", "typing.Annotated[", "t.Annotated[", "typing_extensions.Annotated[")
+
+
+def _unsubscript(base: str) -> str:
+    """``Validator[T]`` -> ``Validator``: a generic base is its class."""
+    return base.split("[", 1)[0] if base.endswith("]") else base
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at the commas outside brackets."""
+    out, level, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            level += 1
+        elif c in ")]}":
+            level -= 1
+        elif c == "," and level == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return out
+
+
+def _callable_args(ann: str, result: bool = False) -> list[str] | None:
+    """``Callable[[A, B], R]`` -> [A, B] (with ``result``: [A, B, R]); ``Callable[Concatenate[A, P], R]`` -> [A].
+
+    None when ``ann`` is not a Callable annotation with listed parameters.
+    """
+    text = ann.strip().strip("'\"")
+    head = text.split("[", 1)[0]
+    if head.rsplit(".", 1)[-1] != "Callable" or not text.endswith("]"):
+        return None
+    parts = _split_top(text[len(head) + 1:-1])
+    if len(parts) != 2:
+        return None
+    params, ret = parts
+    if params.startswith("[") and params.endswith("]"):
+        args = [a for a in _split_top(params[1:-1]) if a]
+    elif params.split("[", 1)[0].rsplit(".", 1)[-1] == "Concatenate" and params.endswith("]"):
+        args = _split_top(params[params.index("[") + 1:-1])[:-1]
+    elif result:
+        args = []  # `Callable[..., R]`: only the result is known
+    else:
+        return None
+    return [*args, ret] if result else args
 
 
 def _keeps_return(decorator: str) -> bool:

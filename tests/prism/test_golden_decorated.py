@@ -341,3 +341,45 @@ def test_attribute_chains_through_annotated_class_attributes(golden) -> None:  #
         """,
         "decoy.py": DECOY,
     }, "jobs.Runner.start")
+
+
+def test_generic_returns_final_attributes_and_annotated_getattr(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "hooks.py": """
+            from typing import TYPE_CHECKING, Final, Generic, TypeVar
+            from decoy import Decoy
+
+            T = TypeVar("T")
+
+            class Caller:
+                def call_historic(self):  # refs: def
+                    return 1
+
+            class Result(Generic[T]):
+                @classmethod
+                def from_call(cls, f) -> "Result[T]":
+                    return cls()
+
+                def call_historic(self):
+                    return 2
+
+            class Relay:
+                if TYPE_CHECKING:
+                    def __getattr__(self, name: str) -> Caller: ...
+
+            class Bag:
+                def __getattr__(self, name):
+                    return Decoy()
+
+            class Manager:
+                def __init__(self) -> None:
+                    self.hook: Final = Relay()
+                    self.bag: Final = Bag()
+
+            def go(pm: Manager):
+                pm.hook.anything.call_historic()  # refs: confirmed
+                pm.bag.anything.call_historic()  # refs: ambiguous(untyped receiver)
+                Result.from_call(go).call_historic()
+        """,
+        "decoy.py": DECOY,
+    }, "hooks.Caller.call_historic")

@@ -492,12 +492,24 @@ class Resolver:
             if value is None:
                 return None
             if op == "attr":
-                value = self.attribute(self.type_of(value, depth), arg)
+                typ = self.type_of(value, depth)
+                value = self.attribute(typ, arg)
+                if value is None and typ is not None and typ[0] == "inst":
+                    value = self._forwarded(typ[1], depth)
             elif op == "call":
                 value = self.call(value, depth)
             else:
                 return None
         return value
+
+    def _forwarded(self, cls: str, depth: int) -> Value:
+        """An attribute the class does not have, read through its ``__getattr__``: typed by its return annotation
+        (``def __getattr__(self, name) -> HookCaller``); only ever a receiver, never the name being looked for."""
+        g = self.member(cls, "__getattr__")
+        if g is None:
+            return None
+        d = self.definition(g)
+        return self.returns(g, depth=depth + 1) if d is not None and d[8].get("ret") else None
 
     def _enclosing_class(self, fid: int, scope: str) -> str | None:
         info = self.info(fid)
@@ -517,7 +529,7 @@ class Resolver:
             return self.returns(value[1], depth=depth + 1)
         if value[0] == "local":
             _, fid, scope, rhs, ann, line = value
-            if ann:
+            if ann and not _bare_qualifier(ann):
                 return self.type_of_annotation(fid, scope, ann, depth + 1)
             literal = _literal_type(rhs)
             if literal is not None:
@@ -532,7 +544,7 @@ class Resolver:
             if d[3] in ("variable", "attribute"):
                 data = d[8]
                 fid, parent = d[0], d[7]
-                if data.get("ann"):
+                if data.get("ann") and not _bare_qualifier(data["ann"]):
                     return self.type_of_annotation(fid, parent, data["ann"], depth + 1)
                 if d[3] == "attribute":
                     return self._attribute_type(fid, value[1], depth)
@@ -550,7 +562,7 @@ class Resolver:
         for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
-            if entry[3]:
+            if entry[3] and not _bare_qualifier(entry[3]):
                 return self.type_of_annotation(fid, cls, entry[3], depth + 1)  # declared: that is the type
             if entry[2] == "None":
                 continue  # `self.x = None` until set: the other assignments say what it holds
@@ -589,11 +601,11 @@ class Resolver:
             v = self.lookup(fid, scope, base.rsplit(".", 1)[-1], 0) if "." not in base else None
             if v is None or v[0] in ("builtin", "ext"):  # not shadowed by an indexed class of that name
                 return ("ext", f"builtins.{base}")
-        v = self.eval(fid, scope, text, 0, depth + 1)
+        v = self.eval(fid, scope, _unsubscript(text), 0, depth + 1)
         if v is not None and v[0] == "def":
             d = self.definition(v[1])
             if d is not None and d[3] == "class":
-                return ("inst", v[1])
+                return ("inst", v[1])  # `Result[T]`: an instance of the generic class
         return None
 
     def attribute(self, value: Value, attr: str) -> Value:
@@ -841,6 +853,11 @@ _NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "typing.Generic", "
 # Annotation wrappers whose first argument is the type: ClassVar[Runner] is a Runner.
 _WRAPPERS = ("ClassVar[", "typing.ClassVar[", "t.ClassVar[", "Final[", "typing.Final[", "t.Final[",
              "Annotated[", "typing.Annotated[", "t.Annotated[", "typing_extensions.Annotated[")
+
+
+def _bare_qualifier(ann: str) -> bool:
+    """``x: Final = Foo()``: the annotation qualifies, the value says the type."""
+    return ann.strip().rsplit(".", 1)[-1] in ("Final", "ClassVar")
 
 
 def _unsubscript(base: str) -> str:

@@ -261,10 +261,11 @@ def test_self_calls_with_bases_outside_the_index(golden) -> None:  # type: ignor
 def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "db.py": """
-            from typing import Callable, TypeVar
+            from typing import Callable, Concatenate, ParamSpec, TypeVar
             from decoy import Decoy
 
             R = TypeVar("R")
+            P = ParamSpec("P")
 
             class Session:
                 def start(self):  # refs: def
@@ -274,6 +275,19 @@ def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None
                 def inner():
                     return fn(Session())
                 return inner
+
+            def pass_session(fn: Callable[Concatenate[Session, P], R]) -> Callable[P, R]:
+                return fn
+
+            def make_decoy() -> Decoy:
+                return Decoy()
+
+            @pass_session
+            def made(sess) -> Session:
+                sess.start()  # refs: confirmed
+                return sess
+
+            made().start()  # refs: confirmed
 
             def with_decoy(fn: Callable[[Decoy], R]) -> Callable[[], R]:
                 def inner():
@@ -383,3 +397,120 @@ def test_generic_returns_final_attributes_and_annotated_getattr(golden) -> None:
         """,
         "decoy.py": DECOY,
     }, "hooks.Caller.call_historic")
+
+
+def test_typevar_bound_factories_like_click_group(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "core.py": """
+            class Group:
+                def command(self):  # refs: def
+                    return self
+
+            class MyGroup(Group):
+                pass
+        """,
+        "deco.py": """
+            import typing as t
+            from core import Group
+
+            F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+            GrpType = t.TypeVar("GrpType", bound=Group)
+
+            @t.overload
+            def group(name: F) -> Group: ...
+            @t.overload
+            def group(name: str | None, cls: type[GrpType], **attrs: t.Any) -> t.Callable[[F], GrpType]: ...
+            @t.overload
+            def group(name: None = None, *, cls: type[GrpType], **attrs: t.Any) -> t.Callable[[F], GrpType]: ...
+            @t.overload
+            def group(name: str | None = ..., cls: None = None, **attrs: t.Any) -> t.Callable[[F], Group]: ...
+            def group(name=None, cls=None, **attrs):
+                return Group()
+        """,
+        "cli.py": """
+            import deco
+            from core import MyGroup
+            from decoy import Decoy
+
+            @deco.group
+            def plain():
+                pass
+
+            @deco.group(chain=True)
+            def chained():
+                pass
+
+            @deco.group("name")
+            def named():
+                pass
+
+            @deco.group(cls=MyGroup)
+            def custom():
+                pass
+
+            @deco.group("x", MyGroup)
+            def custom2():
+                pass
+
+            plain.command()  # refs: confirmed
+            chained.command()  # refs: confirmed
+            named.command()  # refs: confirmed
+            custom.command()  # refs: ambiguous(untyped receiver)
+            custom2.command()  # refs: ambiguous(untyped receiver)
+            Decoy().step()
+        """,
+        "decoy.py": DECOY,
+    }, "core.Group.command")
+
+
+def test_chained_assignments_and_class_body_fields(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "fields.py": """
+            class Counting:
+                def validator(self, f):  # refs: def
+                    return f
+
+            def attrib(default=None):
+                return Counting()
+
+            def unknown_field():
+                return make_it()
+
+            ib = attr = attrib
+        """,
+        "use.py": """
+            import fields
+            from decoy import Decoy
+
+            a = fields.ib(default=42)
+            b = fields.attr()
+            a.validator(1)  # refs: confirmed
+            b.validator(2)  # refs: confirmed
+
+            class C:
+                x: int = fields.attrib()
+                y: list = fields.unknown_field()
+                z: Decoy = fields.attrib()
+                w: Decoy = Decoy()
+
+                @x.validator  # refs: confirmed
+                def _check(self, attribute, value):
+                    pass
+
+                @y.validator  # refs: ambiguous(untyped receiver)
+                def _check_y(self, attribute, value):
+                    pass
+
+                @z.validator  # refs: confirmed
+                def _check_z(self, attribute, value):
+                    pass
+
+                @w.validator
+                def _check_w(self, attribute, value):
+                    pass
+        """,
+        "decoy.py": DECOY + """
+    def validator(self, f):
+        return f
+""",
+    }, "fields.Counting.validator")

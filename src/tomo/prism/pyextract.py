@@ -390,6 +390,8 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             continue
         scope = scope_at(n.start_byte)
         right = n.child_by_field_name("right")
+        while right is not None and right.type == "assignment":  # `ib = attr = attrib`: every target gets the value
+            right = right.child_by_field_name("right")
         typ = n.child_by_field_name("type")
         line = n.start_point[0] + 1
         rtext = _value(src, right)

@@ -488,6 +488,8 @@ class Resolver:
             rest = rest[1:]
         else:
             value = self.lookup(fid, scope, head[1], line)
+            if value is not None and value[0] == "def" and self.info(fid).kinds.get(scope) == "class":
+                value = self._class_body_value(fid, scope, value, line)
         for op, arg in rest:
             if value is None:
                 return None
@@ -501,6 +503,14 @@ class Resolver:
             else:
                 return None
         return value
+
+    def _class_body_value(self, fid: int, scope: str, value: tuple[Any, ...], line: int) -> Value:
+        """A class variable read in its own class body is the value assigned, not its annotation: under
+        ``y: list = attrs.field()``, ``@y.validator`` is the field's, not a list's."""
+        d = self.definition(value[1])
+        if d is None or d[3] != "variable" or d[7] != scope or not d[8].get("ann") or not d[8].get("value"):
+            return value
+        return ("local", fid, scope, d[8]["value"], None, line)
 
     def _forwarded(self, cls: str, depth: int) -> Value:
         """An attribute the class does not have, read through its ``__getattr__``: typed by its return annotation
@@ -748,15 +758,21 @@ class Resolver:
                 results.add(("keep",))  # `(f: Callable[P, R]) -> Callable[P, R]`
                 continue
             args = _callable_args(ann, result=True)
+            if not factory and args is not None and first is not None and first[2]:
+                given = _callable_args(first[2], result=True)
+                if given is not None and given[-1] == args[-1]:
+                    results.add(("keep",))  # `(f: Callable[Concatenate[Ctx, P], R]) -> Callable[P, R]`: still R
+                    continue
             if factory != (args is not None):
                 continue  # this overload is for the other way of using the decorator
             text = args[-1] if args is not None else ann
             if args is not None and len(args) == 2 and args[0] == text:
                 results.add(("keep",))  # Callable[[F], F]
             elif self._is_typevar(od[0], od[7], text):
-                results.add(("keep",))
+                results.add(self._typevar_result(q, od, text, dec if factory else "", depth))
             else:
                 results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
+        results.discard(("skip",))
         return results.pop() if len(results) == 1 else None
 
     def _overloads(self, q: str) -> list[str]:
@@ -785,6 +801,24 @@ class Resolver:
                                           for x in sd[8].get("decorators", [])):
                     return True
         return False
+
+    def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, depth: int) -> Value:
+        """A decorator returning a TypeVar that is not its function's type: the TypeVar's bound, unless an argument
+        the call passes decides it (``cls=MyGroup`` for ``cls: type[GrpType]``), which prism does not follow."""
+        name = text.strip("'\"")
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        args = [a for a in _split_top(call[call.index("(") + 1:-1]) if a] if call else []
+        positional = sum(1 for a in args if not re.match(r"^\w+\s*=[^=]", a))
+        for pname, entries in self.info(od[0]).binds(od[1]).items():
+            for e in entries:
+                if e[1] == "param" and e[2] and word.search(e[2]):
+                    if any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]:
+                        return None  # decided by an argument
+                    return ("skip",)  # this overload is not the one the call picks
+        v = self.eval(od[0], od[7], name, 0)
+        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
+        m = re.search(r"\bbound\s*=\s*([\w.\'\"]+)", d[8].get("value") or "") if d is not None else None
+        return self.type_of_annotation(d[0], d[7], m.group(1), depth + 1) if d is not None and m else None
 
     def _is_typevar(self, fid: int, scope: str, text: str) -> bool:
         v = self.eval(fid, scope, text.strip("'\""), 0)

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "callsites.json"
 PLUGIN = Path("/work/shared/tools/callsites.py")
 BASELINE = "5c46e76"  # main before issue 16
+ERRORS: list[str] = []  # peers failing on a target: scored as finding nothing, named in the report
 WINDOW = 4  # a call's name may sit a few lines below where the call expression starts
 
 PROJECTS: dict[str, dict[str, Any]] = {
@@ -119,6 +120,9 @@ def peer_refs(tool: str, root: Path, name: str, truth: dict[str, Any]) -> dict[s
         res = peers.rope_refs(root, name, targets, 0, unsure=False)
     out: dict[str, list[list[Any]]] = {}
     for spec, q in zip(truth["targets"], res["queries"], strict=True):
+        if "error" in q:
+            print(f"  {tool} on {spec}: {q['error']}")  # scored as finding nothing
+            ERRORS.append(f"{tool} on {name} {spec}: {q['error'].split(':')[0]}")
         out[spec] = [[r[0], r[1], r[2], "confirmed", "reference"] for r in q.get("refs", [])]
     return out
 
@@ -241,6 +245,7 @@ def main() -> int:
                   [[*r[:3], f"{r[3]} ({100 * r[3] / max(r[2], 1):.1f}%)", f"{r[4]} ({100 * r[4] / max(r[2], 1):.1f}%)",
                     r[5]] for r in rows])
             + "\n\n" + "\n".join(details) + "\n\n"
+            + (f"Peer errors (the target scores nothing for that tool): {'; '.join(ERRORS)}\n\n" if ERRORS else "")
             + "Truth: bench/data/callsites.json (call sites recorded by ../shared/tools/callsites.py while each "
               "project's own test suite ran). prism (before) is commit " + args.baseline + "; jedi and rope have no "
               "confidence, so every row they give counts as confirmed. Falsely confirmed = a confirmed row on a "

@@ -514,3 +514,58 @@ def test_chained_assignments_and_class_body_fields(golden) -> None:  # type: ign
         return f
 """,
     }, "fields.Counting.validator")
+
+
+def test_method_decorator_factories_and_unknown_inner_decorators(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "core.py": """
+            import typing as t
+
+            F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+            GrpType = t.TypeVar("GrpType", bound="Group")
+
+            class Group:
+                def command(self):  # refs: def
+                    return self
+
+                @t.overload
+                def group(self, name: F) -> "Group": ...
+                @t.overload
+                def group(self, name: str | None = None,
+                          cls: type[GrpType] | None = None) -> t.Callable[[F], GrpType]: ...
+                def group(self, name=None, cls=None):
+                    return Group()
+
+            def group() -> t.Callable[[F], Group]:
+                return lambda f: Group()
+        """,
+        "cli.py": """
+            import core
+            from decoy import Decoy
+
+            def mystery(f):
+                return f
+
+            @core.group()
+            def cli():
+                pass
+
+            @cli.group()
+            def sub():
+                pass
+
+            @cli.group("x", Decoy)
+            def other():
+                pass
+
+            @core.group()
+            @mystery
+            def wrapped():
+                pass
+
+            sub.command()  # refs: confirmed
+            wrapped.command()  # refs: confirmed
+            other.command()  # refs: ambiguous(untyped receiver)
+        """,
+        "decoy.py": DECOY,
+    }, "core.Group.command")

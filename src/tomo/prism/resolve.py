@@ -717,13 +717,11 @@ class Resolver:
         try:
             value: Value = ("def", q)
             for dec in reversed(d[8].get("decorators", [])):
-                if value is None:
-                    return None
                 if _keeps_return(dec) or dec.split("(", 1)[0] in _CONTEXT_MANAGERS or dec.split("(", 1)[0] in (
                         "overload", "typing.overload", "t.overload"):
                     continue
                 got = self._decorator_result(d[0], d[7], dec, d[4], depth + 1)
-                value = value if got == ("keep",) else got
+                value = value if got == ("keep",) else got  # an annotated result does not depend on its input
             self._decorated[q] = value
             return value
         finally:
@@ -734,6 +732,8 @@ class Resolver:
         factory = dec.endswith(")") and "(" in dec
         head = dec.split("(", 1)[0] if factory else dec
         v = self.eval(fid, scope, head, line, depth)
+        if v is not None and v[0] == "bound":
+            v = ("def", v[1])  # `@cli.group()`: a method of an instance (its `self` is not among the arguments)
         if v is None or v[0] != "def":
             return None
         d = self.definition(v[1])
@@ -772,7 +772,6 @@ class Resolver:
                 results.add(self._typevar_result(q, od, text, dec if factory else "", depth))
             else:
                 results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
-        results.discard(("skip",))
         return results.pop() if len(results) == 1 else None
 
     def _overloads(self, q: str) -> list[str]:
@@ -804,17 +803,19 @@ class Resolver:
 
     def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, depth: int) -> Value:
         """A decorator returning a TypeVar that is not its function's type: the TypeVar's bound, unless an argument
-        the call passes decides it (``cls=MyGroup`` for ``cls: type[GrpType]``), which prism does not follow."""
+        the call passes decides it (``cls=MyGroup`` for ``cls: type[GrpType]``), which prism does not follow. Not
+        passed, the TypeVar is its bound, whichever of those overloads applies."""
         name = text.strip("'\"")
         word = re.compile(rf"\b{re.escape(name)}\b")
         args = [a for a in _split_top(call[call.index("(") + 1:-1]) if a] if call else []
         positional = sum(1 for a in args if not re.match(r"^\w+\s*=[^=]", a))
+        if self.info(od[0]).kinds.get(od[1]) == "method":
+            positional += 1  # the receiver takes the first parameter
         for pname, entries in self.info(od[0]).binds(od[1]).items():
             for e in entries:
-                if e[1] == "param" and e[2] and word.search(e[2]):
-                    if any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]:
-                        return None  # decided by an argument
-                    return ("skip",)  # this overload is not the one the call picks
+                if e[1] == "param" and e[2] and word.search(e[2]) and (
+                        any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]):
+                    return None  # decided by an argument
         v = self.eval(od[0], od[7], name, 0)
         d = self.definition(v[1]) if v is not None and v[0] == "def" else None
         m = re.search(r"\bbound\s*=\s*([\w.\'\"]+)", d[8].get("value") or "") if d is not None else None

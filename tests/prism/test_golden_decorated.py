@@ -452,14 +452,22 @@ def test_typevar_bound_factories_like_click_group(golden) -> None:  # type: igno
             def custom2():
                 pass
 
+            @deco.group(cls=Decoy)
+            def decoyed():
+                pass
+
             plain.command()  # refs: confirmed
             chained.command()  # refs: confirmed
             named.command()  # refs: confirmed
-            custom.command()  # refs: ambiguous(untyped receiver)
+            custom.command()  # refs: confirmed
             custom2.command()  # refs: ambiguous(untyped receiver)
+            decoyed.command()
             Decoy().step()
         """,
-        "decoy.py": DECOY,
+        "decoy.py": DECOY + """
+    def command(self):
+        return self
+""",
     }, "core.Group.command")
 
 

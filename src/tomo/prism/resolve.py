@@ -769,7 +769,10 @@ class Resolver:
             if args is not None and len(args) == 2 and args[0] == text:
                 results.add(("keep",))  # Callable[[F], F]
             elif self._is_typevar(od[0], od[7], text):
-                results.add(self._typevar_result(q, od, text, dec if factory else "", depth))
+                got = self._typevar_result(q, od, text, dec if factory else "", (fid, scope, line), depth)
+                if got is not None and got[0] == "decided":
+                    return got[1]  # the first overload whose parameter the call passes is the one that applies
+                results.add(got)
             else:
                 results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
         return results.pop() if len(results) == 1 else None
@@ -801,10 +804,11 @@ class Resolver:
                     return True
         return False
 
-    def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, depth: int) -> Value:
+    def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, where: tuple[int, str, int],
+                        depth: int) -> Value:
         """A decorator returning a TypeVar that is not its function's type: the TypeVar's bound, unless an argument
-        the call passes decides it (``cls=MyGroup`` for ``cls: type[GrpType]``), which prism does not follow. Not
-        passed, the TypeVar is its bound, whichever of those overloads applies."""
+        the call passes decides it: ``cls=MyGroup`` for ``cls: type[GrpType]`` gives a MyGroup when MyGroup is an
+        indexed class, else the name is unknown. Not passed, the TypeVar is its bound, whichever overload applies."""
         name = text.strip("'\"")
         word = re.compile(rf"\b{re.escape(name)}\b")
         args = [a for a in _split_top(call[call.index("(") + 1:-1]) if a] if call else []
@@ -815,7 +819,14 @@ class Resolver:
             for e in entries:
                 if e[1] == "param" and e[2] and word.search(e[2]) and (
                         any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]):
-                    return None  # decided by an argument
+                    given = [a.split("=", 1)[1].strip() for a in args if re.match(rf"^{re.escape(pname)}\s*=[^=]", a)]
+                    ann = e[2].replace(" ", "")
+                    if given and re.fullmatch(rf"(type|Type|t\.Type|typing\.Type)\[{re.escape(name)}\](\|None)?", ann):
+                        v = self.eval(where[0], where[1], given[0], where[2], depth + 1)
+                        cd = self.definition(v[1]) if v is not None and v[0] == "def" else None
+                        return ("decided", ("inst", v[1]) if v is not None and cd is not None and cd[3] == "class"
+                                else None)
+                    return ("decided", None)  # decided by an argument prism does not follow
         v = self.eval(od[0], od[7], name, 0)
         d = self.definition(v[1]) if v is not None and v[0] == "def" else None
         m = re.search(r"\bbound\s*=\s*([\w.\'\"]+)", d[8].get("value") or "") if d is not None else None

@@ -234,7 +234,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         dq = scope_of_node.get(target.start_byte)
         if dq is None:
             continue
-        decs = [_short(src, d.named_children[0]) if d.named_children else "" for d in n.named_children
+        decs = [_decorator(src, d.named_children[0]) if d.named_children else "" for d in n.named_children
                 if d.type == "decorator"]
         def_index[dq][7]["decorators"] = decs
         for dec in decs:
@@ -390,6 +390,8 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             continue
         scope = scope_at(n.start_byte)
         right = n.child_by_field_name("right")
+        while right is not None and right.type == "assignment":  # `ib = attr = attrib`: every target gets the value
+            right = right.child_by_field_name("right")
         typ = n.child_by_field_name("type")
         line = n.start_point[0] + 1
         rtext = _value(src, right)
@@ -629,6 +631,45 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         "yields": yields,
     }
     return {"defs": defs, "refs": refs, "info": info, "error": error}
+
+
+_KEPT_KEYWORDS = ("name", "argnames", "scope", "autouse")
+
+
+def _decorator(src: bytes, node: Node) -> str:
+    """A decorator's text; a long call keeps its callee and the arguments that name things.
+
+    ``@pytest.mark.parametrize(("a", "b"), [<many lines>])`` is stored as ``pytest.mark.parametrize(("a", "b"))``:
+    the names it gives values to are what decides which parameters are fixtures. When the argument naming them is
+    itself too long, the whole decorator stays unknown ("?").
+    """
+    text = _short(src, node) or ""
+    if text != "?" or node.type != "call":
+        return text
+    fn = _short(src, node.child_by_field_name("function"))
+    args = node.child_by_field_name("arguments")
+    if not fn or fn == "?" or args is None or args.type != "argument_list":
+        return "?"
+    kept: list[str] = []
+    positional = 0
+    for a in args.named_children:
+        if a.type == "keyword_argument":
+            k = a.child_by_field_name("name")
+            if k is None or _text(src, k) not in _KEPT_KEYWORDS:
+                continue
+        elif a.type in ("comment",):
+            continue
+        else:
+            positional += 1
+            if positional > 1:
+                continue
+        t = _short(src, a)
+        if not t or t == "?":
+            if fn.endswith("parametrize") and (positional == 1 or a.type == "keyword_argument"):
+                return "?"
+            continue
+        kept.append(t)
+    return f"{fn}({', '.join(kept)})"
 
 
 def _modpath_refs(src: bytes, dn: Node, base: str, scope: str, out: list[tuple[str, int, int, str, str | None, int]],

@@ -75,6 +75,7 @@ class Resolver:
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
         self._agree: dict[tuple[int, str, str], Value] = {}
+        self._decorated: dict[str, Value] = {}
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class Resolver:
         if d is not None and d[3] == "class":
             fid, parent = d[0], d[7]
             for base in d[8].get("bases", []):
-                v = self.eval(fid, parent, base, d[4])
+                v = self.eval(fid, parent, _unsubscript(base), d[4])
                 if v is not None and v[0] == "def":
                     bd = self.definition(v[1])
                     if bd is not None and bd[3] == "class":
@@ -148,9 +149,11 @@ class Resolver:
         if d is None:
             return True
         for base in d[8].get("bases", []):
-            v = self.eval(d[0], d[7], base, d[4])
+            v = self.eval(d[0], d[7], _unsubscript(base), d[4])
             if v is None or v[0] != "def":
-                return base not in ("object", "Generic", "Protocol") and not base.startswith(("Generic[", "Protocol["))
+                if _unsubscript(base) in _NEUTRAL_BASES:
+                    continue  # adds no attributes an instance would be asked for
+                return True
             if self.has_unknown_base(v[1]):
                 return True
         return False
@@ -308,10 +311,57 @@ class Resolver:
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
+        injected = self._injected(fid, scope, idx)
+        if injected is not None:
+            return injected
+        if idx > 0 and info.kinds.get(scope) == "method":
+            inherited = self._overridden_param(fid, scope, idx)
+            if inherited is not None:
+                return inherited
         if self._takes_fixture(fid, scope, name):
             return self.fixture(fid, name, scope)
         if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
             return self._from_call_sites(fid, scope, name, idx)
+        return None
+
+    def _param_annotation(self, q: str, idx: int) -> tuple[int, str, str | None] | None:
+        """(file, enclosing scope, annotation) of parameter ``idx`` of function ``q``; None if it has no such one."""
+        d = self.definition(q)
+        if d is None or d[3] not in ("function", "method"):
+            return None
+        for entries in self.info(d[0]).binds(q).values():
+            for e in entries:
+                if e[1] == "param" and e[3] == idx:
+                    return d[0], d[7], e[2]
+        return None
+
+    def _injected(self, fid: int, scope: str, idx: int) -> Value:
+        """A parameter the innermost decorator passes: its own parameter says so, ``fn: Callable[[Session], R]``."""
+        d = self.definition(scope)
+        decs = d[8].get("decorators", []) if d else []
+        if not decs or "(" in decs[-1]:
+            return None
+        dv = self.eval(fid, self._parent(fid, scope), decs[-1], d[4] if d else 0)
+        if dv is None or dv[0] != "def":
+            return None
+        got = self._param_annotation(dv[1], 0)
+        if got is None or not got[2]:
+            return None
+        args = _callable_args(got[2])
+        if args is None or idx >= len(args):
+            return None
+        return self.type_of_annotation(got[0], got[1], args[idx], 1)
+
+    def _overridden_param(self, fid: int, scope: str, idx: int) -> Value:
+        """An unannotated parameter of a method that overrides one: the overridden method's annotation types it."""
+        cls = self.info(fid).parents.get(scope)
+        if cls is None:
+            return None
+        mname = scope.rsplit(".", 1)[-1]
+        for base in self.mro(cls)[1:]:
+            got = self._param_annotation(f"{base}.{mname}", idx)
+            if got is not None and got[2]:
+                return self.type_of_annotation(got[0], got[1], got[2], 1)
         return None
 
     def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
@@ -438,16 +488,38 @@ class Resolver:
             rest = rest[1:]
         else:
             value = self.lookup(fid, scope, head[1], line)
+            if value is not None and value[0] == "def" and self.info(fid).kinds.get(scope) == "class":
+                value = self._class_body_value(fid, scope, value, line)
         for op, arg in rest:
             if value is None:
                 return None
             if op == "attr":
-                value = self.attribute(self.type_of(value, depth), arg)
+                typ = self.type_of(value, depth)
+                value = self.attribute(typ, arg)
+                if value is None and typ is not None and typ[0] == "inst":
+                    value = self._forwarded(typ[1], depth)
             elif op == "call":
                 value = self.call(value, depth)
             else:
                 return None
         return value
+
+    def _class_body_value(self, fid: int, scope: str, value: tuple[Any, ...], line: int) -> Value:
+        """A class variable read in its own class body is the value assigned, not its annotation: under
+        ``y: list = attrs.field()``, ``@y.validator`` is the field's, not a list's."""
+        d = self.definition(value[1])
+        if d is None or d[3] != "variable" or d[7] != scope or not d[8].get("ann") or not d[8].get("value"):
+            return value
+        return ("local", fid, scope, d[8]["value"], None, line)
+
+    def _forwarded(self, cls: str, depth: int) -> Value:
+        """An attribute the class does not have, read through its ``__getattr__``: typed by its return annotation
+        (``def __getattr__(self, name) -> HookCaller``); only ever a receiver, never the name being looked for."""
+        g = self.member(cls, "__getattr__")
+        if g is None:
+            return None
+        d = self.definition(g)
+        return self.returns(g, depth=depth + 1) if d is not None and d[8].get("ret") else None
 
     def _enclosing_class(self, fid: int, scope: str) -> str | None:
         info = self.info(fid)
@@ -467,7 +539,7 @@ class Resolver:
             return self.returns(value[1], depth=depth + 1)
         if value[0] == "local":
             _, fid, scope, rhs, ann, line = value
-            if ann:
+            if ann and not _bare_qualifier(ann):
                 return self.type_of_annotation(fid, scope, ann, depth + 1)
             literal = _literal_type(rhs)
             if literal is not None:
@@ -477,10 +549,12 @@ class Resolver:
             d = self.definition(value[1])
             if d is None:
                 return None
+            if d[3] in ("function", "method") and d[8].get("decorators"):
+                return self.decorated(value[1], depth + 1)
             if d[3] in ("variable", "attribute"):
                 data = d[8]
                 fid, parent = d[0], d[7]
-                if data.get("ann"):
+                if data.get("ann") and not _bare_qualifier(data["ann"]):
                     return self.type_of_annotation(fid, parent, data["ann"], depth + 1)
                 if d[3] == "attribute":
                     return self._attribute_type(fid, value[1], depth)
@@ -498,7 +572,7 @@ class Resolver:
         for entry in info.binds(cls).get(name, []):
             if entry[1] != "attr":
                 continue
-            if entry[3]:
+            if entry[3] and not _bare_qualifier(entry[3]):
                 return self.type_of_annotation(fid, cls, entry[3], depth + 1)  # declared: that is the type
             if entry[2] == "None":
                 continue  # `self.x = None` until set: the other assignments say what it holds
@@ -519,6 +593,9 @@ class Resolver:
 
     def type_of_annotation(self, fid: int, scope: str, ann: str, depth: int) -> Value:
         text = ann.strip().strip("'\"")
+        for wrapper in _WRAPPERS:
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = _split_top(text[len(wrapper):-1])[0].strip("'\"")
         if text.startswith("Optional[") and text.endswith("]"):
             text = text[9:-1]
         if "|" in text:
@@ -534,11 +611,11 @@ class Resolver:
             v = self.lookup(fid, scope, base.rsplit(".", 1)[-1], 0) if "." not in base else None
             if v is None or v[0] in ("builtin", "ext"):  # not shadowed by an indexed class of that name
                 return ("ext", f"builtins.{base}")
-        v = self.eval(fid, scope, text, 0, depth + 1)
+        v = self.eval(fid, scope, _unsubscript(text), 0, depth + 1)
         if v is not None and v[0] == "def":
             d = self.definition(v[1])
             if d is not None and d[3] == "class":
-                return ("inst", v[1])
+                return ("inst", v[1])  # `Result[T]`: an instance of the generic class
         return None
 
     def attribute(self, value: Value, attr: str) -> Value:
@@ -568,6 +645,8 @@ class Resolver:
             return None
         if tag == "ext":
             return ("ext", f"{value[1]}.{attr}")
+        if tag == "ctx":
+            return ("ctxenter", value[1]) if attr in ("__enter__", "__aenter__") else None
         if tag == "union":
             got = {self.attribute(t, attr) for t in value[1]}
             if len(got) == 1:
@@ -602,6 +681,8 @@ class Resolver:
             return None
         if value[0] == "bound":
             return self.returns(value[1], depth=depth, self_cls=value[2])
+        if value[0] == "ctxenter":  # `with cm() as x`: what the generator yields
+            return self.returns(value[1], fixture=True, depth=depth + 1)
         if value[0] == "def":
             d = self.definition(value[1])
             if d is None:
@@ -617,14 +698,160 @@ class Resolver:
             return ("ext", f"builtins.{value[1]}")  # dict(...), str(...): instances of builtin types
         return None
 
+    def decorated(self, q: str, depth: int = 0) -> Value:
+        """What the name of decorated function ``q`` holds: the decorators' result, applied innermost first.
+
+        A decorator known to keep the function (``staticmethod``, ``functools.wraps``-based, ``lru_cache``, one
+        annotated ``(f: F) -> F``) keeps ``("def", q)``; one annotated to return a class (``-> Pipeline``, a factory
+        ``-> Callable[[F], Pipeline]``, through overloads) gives an instance of it; any other makes it unknown.
+        """
+        if q in self._decorated:
+            return self._decorated[q]
+        key = ("decorated", q)
+        if key in self._stack or depth > _MAX_DEPTH:
+            return None
+        d = self.definition(q)
+        if d is None:
+            return None
+        self._stack.add(key)
+        try:
+            value: Value = ("def", q)
+            for dec in reversed(d[8].get("decorators", [])):
+                if _keeps_return(dec) or dec.split("(", 1)[0] in _CONTEXT_MANAGERS or dec.split("(", 1)[0] in (
+                        "overload", "typing.overload", "t.overload"):
+                    continue
+                got = self._decorator_result(d[0], d[7], dec, d[4], depth + 1)
+                value = value if got == ("keep",) else got  # an annotated result does not depend on its input
+            self._decorated[q] = value
+            return value
+        finally:
+            self._stack.discard(key)
+
+    def _decorator_result(self, fid: int, scope: str, dec: str, line: int, depth: int) -> Value:
+        """("keep",) when decorator ``dec`` returns the function it is given, else what it returns, or None."""
+        factory = dec.endswith(")") and "(" in dec
+        head = dec.split("(", 1)[0] if factory else dec
+        v = self.eval(fid, scope, head, line, depth)
+        if v is not None and v[0] == "bound":
+            v = ("def", v[1])  # `@cli.group()`: a method of an instance (its `self` is not among the arguments)
+        if v is None or v[0] != "def":
+            return None
+        d = self.definition(v[1])
+        if d is None:
+            return None
+        if d[3] == "class":
+            return None if factory else ("inst", v[1])
+        if d[3] not in ("function", "method"):
+            return None
+        if self._wraps_based(v[1]):
+            return ("keep",)
+        results: set[Value] = set()
+        for q in self._overloads(v[1]):
+            od = self.definition(q)
+            ann = od[8].get("ret") if od else None
+            if not ann or od is None:
+                if not factory:
+                    results.add(None)
+                continue
+            first = self._param_annotation(q, 0)
+            if not factory and first is not None and first[2] and first[2] == ann:
+                results.add(("keep",))  # `(f: Callable[P, R]) -> Callable[P, R]`
+                continue
+            args = _callable_args(ann, result=True)
+            if not factory and args is not None and first is not None and first[2]:
+                given = _callable_args(first[2], result=True)
+                if given is not None and given[-1] == args[-1]:
+                    results.add(("keep",))  # `(f: Callable[Concatenate[Ctx, P], R]) -> Callable[P, R]`: still R
+                    continue
+            if factory != (args is not None):
+                continue  # this overload is for the other way of using the decorator
+            text = args[-1] if args is not None else ann
+            if args is not None and len(args) == 2 and args[0] == text:
+                results.add(("keep",))  # Callable[[F], F]
+            elif self._is_typevar(od[0], od[7], text):
+                got = self._typevar_result(q, od, text, dec if factory else "", (fid, scope, line), depth)
+                if got is not None and got[0] == "decided":
+                    return got[1]  # the first overload whose parameter the call passes is the one that applies
+                results.add(got)
+            else:
+                results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
+        return results.pop() if len(results) == 1 else None
+
+    def _overloads(self, q: str) -> list[str]:
+        """The ``@overload`` signatures of function ``q`` when it has some, else ``q`` itself."""
+        base = _redefined(q)
+        out = []
+        for i in range(0, 32):
+            cand = base if i == 0 else f"{base}@{i}"
+            cd = self.definition(cand)
+            if cd is None:
+                break
+            if any(x.split("(", 1)[0] in ("overload", "typing.overload", "t.overload")
+                   for x in cd[8].get("decorators", [])):
+                out.append(cand)
+        return out or [q]
+
+    def _wraps_based(self, q: str) -> bool:
+        """Whether a function nested in ``q`` is decorated ``@functools.wraps(...)``: the usual keeping decorator."""
+        d = self.definition(q)
+        if d is None:
+            return False
+        for s in self.info(d[0]).scopes:
+            if s.startswith(q + "."):
+                sd = self.definition(s)
+                if sd is not None and any(x.split("(", 1)[0] in ("wraps", "functools.wraps")
+                                          for x in sd[8].get("decorators", [])):
+                    return True
+        return False
+
+    def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, where: tuple[int, str, int],
+                        depth: int) -> Value:
+        """A decorator returning a TypeVar that is not its function's type: the TypeVar's bound, unless an argument
+        the call passes decides it: ``cls=MyGroup`` for ``cls: type[GrpType]`` gives a MyGroup when MyGroup is an
+        indexed class, else the name is unknown. Not passed, the TypeVar is its bound, whichever overload applies."""
+        name = text.strip("'\"")
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        args = [a for a in _split_top(call[call.index("(") + 1:-1]) if a] if call else []
+        positional = sum(1 for a in args if not re.match(r"^\w+\s*=[^=]", a))
+        if self.info(od[0]).kinds.get(od[1]) == "method":
+            positional += 1  # the receiver takes the first parameter
+        for pname, entries in self.info(od[0]).binds(od[1]).items():
+            for e in entries:
+                if e[1] == "param" and e[2] and word.search(e[2]) and (
+                        any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]):
+                    given = [a.split("=", 1)[1].strip() for a in args if re.match(rf"^{re.escape(pname)}\s*=[^=]", a)]
+                    ann = e[2].replace(" ", "")
+                    if given and re.fullmatch(rf"(type|Type|t\.Type|typing\.Type)\[{re.escape(name)}\](\|None)?", ann):
+                        v = self.eval(where[0], where[1], given[0], where[2], depth + 1)
+                        cd = self.definition(v[1]) if v is not None and v[0] == "def" else None
+                        return ("decided", ("inst", v[1]) if v is not None and cd is not None and cd[3] == "class"
+                                else None)
+                    return ("decided", None)  # decided by an argument prism does not follow
+        v = self.eval(od[0], od[7], name, 0)
+        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
+        m = re.search(r"\bbound\s*=\s*([\w.\'\"]+)", d[8].get("value") or "") if d is not None else None
+        return self.type_of_annotation(d[0], d[7], m.group(1), depth + 1) if d is not None and m else None
+
+    def _is_typevar(self, fid: int, scope: str, text: str) -> bool:
+        v = self.eval(fid, scope, text.strip("'\""), 0)
+        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
+        value = d[8].get("value") if d is not None and d[3] == "variable" else None
+        return isinstance(value, str) and value.split("(", 1)[0].rsplit(".", 1)[-1] == "TypeVar"
+
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
         if d is None or depth > _MAX_DEPTH:
             return None
         fid, parent, data = d[0], d[7], d[8]
-        if not fixture and not all(_keeps_return(x) for x in data.get("decorators", ())):
-            return None  # `@deco def f() -> A`: calling f calls whatever deco returned
+        decs = data.get("decorators", ())
+        if not fixture and decs:
+            if any(x.split("(", 1)[0] in _CONTEXT_MANAGERS for x in decs):
+                if all(_keeps_return(x) or x.split("(", 1)[0] in _CONTEXT_MANAGERS for x in decs):
+                    return ("ctx", q)
+                return None
+            if self.decorated(q, depth + 1) != ("def", q):
+                return None  # `@deco def f() -> A`: calling f calls whatever deco returned
         ann = data.get("ret")
         generator = ann is not None and ann.split("[")[0].split(".")[-1] in ("Iterator", "Generator")
         if ann and ann.strip("'\"").split(".")[-1] == "Self" and d[3] == "method":
@@ -662,6 +889,65 @@ _TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "ty
 _RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
                              "typing.override", "typing_extensions.override", "cache", "functools.cache",
                              "lru_cache", "functools.lru_cache", "wraps", "functools.wraps", *_PROPERTY_DECORATORS})
+
+
+_CONTEXT_MANAGERS = frozenset({"contextmanager", "contextlib.contextmanager", "asynccontextmanager",
+                                "contextlib.asynccontextmanager"})
+# Bases that add nothing an instance is asked for: they never hide the methods of the indexed bases.
+_NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "typing.Generic", "typing.Protocol", "t.Generic",
+                            "t.Protocol", "typing_extensions.Protocol", "ABC", "abc.ABC"})
+# Annotation wrappers whose first argument is the type: ClassVar[Runner] is a Runner.
+_WRAPPERS = ("ClassVar[", "typing.ClassVar[", "t.ClassVar[", "Final[", "typing.Final[", "t.Final[",
+             "Annotated[", "typing.Annotated[", "t.Annotated[", "typing_extensions.Annotated[")
+
+
+def _bare_qualifier(ann: str) -> bool:
+    """``x: Final = Foo()``: the annotation qualifies, the value says the type."""
+    return ann.strip().rsplit(".", 1)[-1] in ("Final", "ClassVar")
+
+
+def _unsubscript(base: str) -> str:
+    """``Validator[T]`` -> ``Validator``: a generic base is its class."""
+    return base.split("[", 1)[0] if base.endswith("]") else base
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at the commas outside brackets."""
+    out, level, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            level += 1
+        elif c in ")]}":
+            level -= 1
+        elif c == "," and level == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return out
+
+
+def _callable_args(ann: str, result: bool = False) -> list[str] | None:
+    """``Callable[[A, B], R]`` -> [A, B] (with ``result``: [A, B, R]); ``Callable[Concatenate[A, P], R]`` -> [A].
+
+    None when ``ann`` is not a Callable annotation with listed parameters.
+    """
+    text = ann.strip().strip("'\"")
+    head = text.split("[", 1)[0]
+    if head.rsplit(".", 1)[-1] != "Callable" or not text.endswith("]"):
+        return None
+    parts = _split_top(text[len(head) + 1:-1])
+    if len(parts) != 2:
+        return None
+    params, ret = parts
+    if params.startswith("[") and params.endswith("]"):
+        args = [a for a in _split_top(params[1:-1]) if a]
+    elif params.split("[", 1)[0].rsplit(".", 1)[-1] == "Concatenate" and params.endswith("]"):
+        args = _split_top(params[params.index("[") + 1:-1])[:-1]
+    elif result:
+        args = []  # `Callable[..., R]`: only the result is known
+    else:
+        return None
+    return [*args, ret] if result else args
 
 
 def _keeps_return(decorator: str) -> bool:

@@ -13,7 +13,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-SCHEMA_VERSION = "prism-14"
+SCHEMA_VERSION = "prism-16"
 FINGERPRINT = f"{SCHEMA_VERSION}/py{sys.version_info[0]}.{sys.version_info[1]}"
 
 _TABLES = """

@@ -1,0 +1,579 @@
+"""Golden tests for issue 16: decorated names, fixtures under long decorators, bases outside the index, parameters
+typed from elsewhere, chains through annotated class attributes. Each project has a same-named decoy (``Decoy``)
+whose uses must never be confirmed.
+"""
+
+from __future__ import annotations
+
+DECOY = """
+class Decoy:
+    def add(self, x):
+        return x
+
+    def step(self):
+        return self
+
+    def run(self):
+        return 1
+
+    def reject(self, x):
+        return x
+
+    def start(self):
+        return 0
+"""
+
+
+def test_a_decorator_annotated_to_return_a_class_rebinds_the_name(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "pipe.py": """
+            from typing import Callable, TypeVar, overload, Any
+
+            F = TypeVar("F", bound=Callable[..., Any])
+
+            class Pipeline:
+                def add(self, x):  # refs: def
+                    return self
+
+            def build_pipeline(name: str = "") -> Callable[[F], Pipeline]:
+                def wrap(f):
+                    return Pipeline()
+                return wrap
+
+            def as_pipeline(f: Callable[..., Any]) -> Pipeline:
+                return Pipeline()
+
+            @overload
+            def pipe(f: F) -> Pipeline: ...
+            @overload
+            def pipe(*, name: str) -> Callable[[F], Pipeline]: ...
+            def pipe(f=None, *, name=""):
+                return Pipeline()
+
+            def keep(f: F) -> F:
+                return f
+        """,
+        "use.py": """
+            from pipe import build_pipeline, as_pipeline, pipe, keep
+            from decoy import Decoy
+
+            @build_pipeline()
+            def etl():
+                pass
+
+            @as_pipeline
+            def load():
+                pass
+
+            @pipe
+            def one():
+                pass
+
+            @pipe(name="x")
+            def two():
+                pass
+
+            @keep
+            def kept() -> Decoy:
+                return Decoy()
+
+            def mystery(f):
+                return f
+
+            @mystery
+            def unknown():
+                pass
+
+            etl.add(1)  # refs: confirmed
+            load.add(2)  # refs: confirmed
+            one.add(3)  # refs: confirmed
+            two.add(4)  # refs: confirmed
+            kept().add(5)
+            unknown.add(6)  # refs: ambiguous(untyped receiver)
+        """,
+        "decoy.py": DECOY,
+    }, "pipe.Pipeline.add")
+
+
+def test_preserving_decorators_keep_the_function(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "m.py": """
+            import contextlib
+            import functools
+            from typing import Iterator
+            from decoy import Decoy
+
+            class Engine:
+                def run(self):  # refs: def
+                    return 1
+
+            def logged(f):
+                @functools.wraps(f)
+                def wrapper(*a, **k):
+                    return f(*a, **k)
+                return wrapper
+
+            def retry(times):
+                def deco(f):
+                    @functools.wraps(f)
+                    def inner(*a, **k):
+                        return f(*a, **k)
+                    return inner
+                return deco
+
+            @logged
+            def make() -> Engine:
+                return Engine()
+
+            @retry(3)
+            def make2() -> Engine:
+                return Engine()
+
+            @logged
+            def decoy() -> Decoy:
+                return Decoy()
+
+            @functools.cache
+            def cached() -> Engine:
+                return Engine()
+
+            @contextlib.contextmanager
+            def running() -> Iterator[Engine]:
+                yield Engine()
+
+            class Holder:
+                @property
+                def engine(self) -> Engine:
+                    return Engine()
+
+                @classmethod
+                def build(cls) -> Engine:
+                    return Engine()
+
+                @staticmethod
+                def fresh() -> Engine:
+                    return Engine()
+
+            def f(h: Holder):
+                make().run()  # refs: confirmed
+                make2().run()  # refs: confirmed
+                decoy().run()
+                cached().run()  # refs: confirmed
+                h.engine.run()  # refs: confirmed
+                Holder.build().run()  # refs: confirmed
+                Holder.fresh().run()  # refs: confirmed
+                with running() as e:
+                    e.run()  # refs: confirmed
+        """,
+        "decoy.py": DECOY,
+    }, "m.Engine.run")
+
+
+def test_fixtures_under_a_multiline_parametrize(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app.py": """
+            class Engine:
+                def run(self):  # refs: def
+                    return 1
+        """,
+        "decoy.py": DECOY,
+        "tests/conftest.py": """
+            import pytest
+            from app import Engine
+            from decoy import Decoy
+
+            @pytest.fixture
+            def engine():
+                return Engine()
+
+            @pytest.fixture
+            def other():
+                return Decoy()
+        """,
+        "tests/test_a.py": """
+            import pytest
+
+            @pytest.mark.parametrize("x", [1])
+            def test_short(engine, other, x):
+                engine.run()  # refs: confirmed
+                other.run()
+
+            @pytest.mark.parametrize(
+                ("x", "y"),
+                [
+                    ("a long first parameter value", "another long second parameter value"),
+                    ("a long first parameter value", "another long second parameter value"),
+                    ("a long first parameter value", "another long second parameter value"),
+                ],
+            )
+            def test_long(engine, other, x, y):
+                engine.run()  # refs: confirmed
+                other.run()
+
+            @pytest.mark.parametrize(
+                "engine",
+                [
+                    "a long first parameter value that is not an engine at all, as the test says",
+                    "another long second parameter value that is not an engine either",
+                ],
+            )
+            def test_long_named(engine):
+                engine.run()  # refs: ambiguous(untyped receiver)
+        """,
+    }, "app.Engine.run")
+
+
+def test_self_calls_with_bases_outside_the_index(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "v.py": """
+            import abc
+            import typing
+            from typing import Generic, TypeVar
+            from somelib import Plugin
+            from decoy import Decoy
+
+            T = TypeVar("T")
+
+            class Validator(Generic[T]):
+                def reject(self, x):  # refs: def
+                    return x
+
+            class Ranged(Validator[T], typing.Generic[T]):
+                def check(self, x):
+                    return self.reject(x)  # refs: confirmed
+
+            class Abstract(abc.ABC, Validator[int]):
+                def check(self, x):
+                    return self.reject(x)  # refs: confirmed
+
+            class Lib(Plugin, Validator[str]):
+                def check(self, x):
+                    return self.reject(x)  # refs: confirmed
+
+            class Other(Decoy, typing.Generic[T]):
+                def check(self, x):
+                    return self.reject(x)
+        """,
+        "decoy.py": DECOY,
+    }, "v.Validator.reject")
+
+
+def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "db.py": """
+            from typing import Callable, Concatenate, ParamSpec, TypeVar
+            from decoy import Decoy
+
+            R = TypeVar("R")
+            P = ParamSpec("P")
+
+            class Session:
+                def start(self):  # refs: def
+                    return 1
+
+            def with_session(fn: Callable[[Session], R]) -> Callable[[], R]:
+                def inner():
+                    return fn(Session())
+                return inner
+
+            def pass_session(fn: Callable[Concatenate[Session, P], R]) -> Callable[P, R]:
+                return fn
+
+            def make_decoy() -> Decoy:
+                return Decoy()
+
+            @pass_session
+            def made(sess) -> Session:
+                sess.start()  # refs: confirmed
+                return sess
+
+            made().start()  # refs: confirmed
+
+            def with_decoy(fn: Callable[[Decoy], R]) -> Callable[[], R]:
+                def inner():
+                    return fn(Decoy())
+                return inner
+
+            @with_session
+            def work(sess):
+                sess.start()  # refs: confirmed
+
+            @with_decoy
+            def other(sess):
+                sess.start()
+
+            class Handler:
+                def handle(self, req: Session, extra: Decoy):
+                    return req
+
+            class Sub(Handler):
+                def handle(self, req, extra):
+                    req.start()  # refs: confirmed
+                    extra.start()
+
+            class SubSub(Sub):
+                def handle(self, req, extra):
+                    req.start()  # refs: confirmed
+        """,
+        "decoy.py": DECOY,
+    }, "db.Session.start")
+
+
+def test_attribute_chains_through_annotated_class_attributes(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "jobs.py": """
+            from __future__ import annotations
+            import dataclasses
+            from typing import ClassVar, Optional
+            from decoy import Decoy
+
+            class Runner:
+                def start(self):  # refs: def
+                    return 1
+
+            class Job:
+                runner: Runner
+                spare: Optional[Runner] = None
+                shared: ClassVar[Runner]
+                decoy: Decoy
+
+                def __init__(self, runner):
+                    self.runner = runner
+
+            @dataclasses.dataclass
+            class Task:
+                job: Job
+                other: "Decoy" = dataclasses.field(default_factory=Decoy)
+
+            def go(job: Job, task: Task):
+                job.runner.start()  # refs: confirmed
+                job.spare.start()  # refs: confirmed
+                job.shared.start()  # refs: confirmed
+                task.job.runner.start()  # refs: confirmed
+                job.decoy.start()
+                task.other.start()
+        """,
+        "decoy.py": DECOY,
+    }, "jobs.Runner.start")
+
+
+def test_generic_returns_final_attributes_and_annotated_getattr(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "hooks.py": """
+            from typing import TYPE_CHECKING, Final, Generic, TypeVar
+            from decoy import Decoy
+
+            T = TypeVar("T")
+
+            class Caller:
+                def call_historic(self):  # refs: def
+                    return 1
+
+            class Result(Generic[T]):
+                @classmethod
+                def from_call(cls, f) -> "Result[T]":
+                    return cls()
+
+                def call_historic(self):
+                    return 2
+
+            class Relay:
+                if TYPE_CHECKING:
+                    def __getattr__(self, name: str) -> Caller: ...
+
+            class Bag:
+                def __getattr__(self, name):
+                    return Decoy()
+
+            class Manager:
+                def __init__(self) -> None:
+                    self.hook: Final = Relay()
+                    self.bag: Final = Bag()
+
+            def go(pm: Manager):
+                pm.hook.anything.call_historic()  # refs: confirmed
+                pm.bag.anything.call_historic()  # refs: ambiguous(untyped receiver)
+                Result.from_call(go).call_historic()
+        """,
+        "decoy.py": DECOY,
+    }, "hooks.Caller.call_historic")
+
+
+def test_typevar_bound_factories_like_click_group(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "core.py": """
+            class Group:
+                def command(self):  # refs: def
+                    return self
+
+            class MyGroup(Group):
+                pass
+        """,
+        "deco.py": """
+            import typing as t
+            from core import Group
+
+            F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+            GrpType = t.TypeVar("GrpType", bound=Group)
+
+            @t.overload
+            def group(name: F) -> Group: ...
+            @t.overload
+            def group(name: str | None, cls: type[GrpType], **attrs: t.Any) -> t.Callable[[F], GrpType]: ...
+            @t.overload
+            def group(name: None = None, *, cls: type[GrpType], **attrs: t.Any) -> t.Callable[[F], GrpType]: ...
+            @t.overload
+            def group(name: str | None = ..., cls: None = None, **attrs: t.Any) -> t.Callable[[F], Group]: ...
+            def group(name=None, cls=None, **attrs):
+                return Group()
+        """,
+        "cli.py": """
+            import deco
+            from core import MyGroup
+            from decoy import Decoy
+
+            @deco.group
+            def plain():
+                pass
+
+            @deco.group(chain=True)
+            def chained():
+                pass
+
+            @deco.group("name")
+            def named():
+                pass
+
+            @deco.group(cls=MyGroup)
+            def custom():
+                pass
+
+            @deco.group("x", MyGroup)
+            def custom2():
+                pass
+
+            @deco.group(cls=Decoy)
+            def decoyed():
+                pass
+
+            plain.command()  # refs: confirmed
+            chained.command()  # refs: confirmed
+            named.command()  # refs: confirmed
+            custom.command()  # refs: confirmed
+            custom2.command()  # refs: ambiguous(untyped receiver)
+            decoyed.command()
+            Decoy().step()
+        """,
+        "decoy.py": DECOY + """
+    def command(self):
+        return self
+""",
+    }, "core.Group.command")
+
+
+def test_chained_assignments_and_class_body_fields(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "fields.py": """
+            class Counting:
+                def validator(self, f):  # refs: def
+                    return f
+
+            def attrib(default=None):
+                return Counting()
+
+            def unknown_field():
+                return make_it()
+
+            ib = attr = attrib
+        """,
+        "use.py": """
+            import fields
+            from decoy import Decoy
+
+            a = fields.ib(default=42)
+            b = fields.attr()
+            a.validator(1)  # refs: confirmed
+            b.validator(2)  # refs: confirmed
+
+            class C:
+                x: int = fields.attrib()
+                y: list = fields.unknown_field()
+                z: Decoy = fields.attrib()
+                w: Decoy = Decoy()
+
+                @x.validator  # refs: confirmed
+                def _check(self, attribute, value):
+                    pass
+
+                @y.validator  # refs: ambiguous(untyped receiver)
+                def _check_y(self, attribute, value):
+                    pass
+
+                @z.validator  # refs: confirmed
+                def _check_z(self, attribute, value):
+                    pass
+
+                @w.validator
+                def _check_w(self, attribute, value):
+                    pass
+        """,
+        "decoy.py": DECOY + """
+    def validator(self, f):
+        return f
+""",
+    }, "fields.Counting.validator")
+
+
+def test_method_decorator_factories_and_unknown_inner_decorators(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "core.py": """
+            import typing as t
+
+            F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+            GrpType = t.TypeVar("GrpType", bound="Group")
+
+            class Group:
+                def command(self):  # refs: def
+                    return self
+
+                @t.overload
+                def group(self, name: F) -> "Group": ...
+                @t.overload
+                def group(self, name: str | None = None,
+                          cls: type[GrpType] | None = None) -> t.Callable[[F], GrpType]: ...
+                def group(self, name=None, cls=None):
+                    return Group()
+
+            def group() -> t.Callable[[F], Group]:
+                return lambda f: Group()
+        """,
+        "cli.py": """
+            import core
+            from decoy import Decoy
+
+            def mystery(f):
+                return f
+
+            @core.group()
+            def cli():
+                pass
+
+            @cli.group()
+            def sub():
+                pass
+
+            @cli.group("x", Decoy)
+            def other():
+                pass
+
+            @core.group()
+            @mystery
+            def wrapped():
+                pass
+
+            sub.command()  # refs: confirmed
+            wrapped.command()  # refs: confirmed
+            other.command()  # refs: ambiguous(untyped receiver)
+        """,
+        "decoy.py": DECOY,
+    }, "core.Group.command")

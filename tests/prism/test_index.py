@@ -117,6 +117,20 @@ def test_undecodable_and_binary_files_do_not_crash(tmp_path: Path) -> None:
         assert [s.qualname for s in g.find_symbol("helper2")] == ["pkg.latin.helper2"]
 
 
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) -> None:
+    """Such a name cannot be stored or imported: the index skips it and says so, and the rest is indexed."""
+    write_project(tmp_path, {"pkg/__init__.py": "", "pkg/good.py": "def f():\n    return 1\n"})
+    bad = os.path.join(os.fsencode(tmp_path / "pkg"), b"bad\xff.py")
+    with open(bad, "wb") as handle:
+        handle.write(b"def g():\n    return 2\n")
+    g = Graph.open(tmp_path)
+    try:
+        assert [s.qualname for s in g.find_symbol("f")] == ["pkg.good.f"]
+        assert g.errors == [("pkg/bad\udcff.py", "not indexed: the file name is not valid UTF-8 (rename it to index it)")]
+    finally:
+        g.close()
+
+
 def test_src_layout_modules_are_named_without_src(tmp_path: Path) -> None:
     write_project(tmp_path, {"src/lib/__init__.py": "", "src/lib/m.py": "def f():\n    pass\n",
                              "tests/test_m.py": "from lib.m import f\n\ndef test_f():\n    f()\n"})

@@ -94,7 +94,8 @@ def _print_stats(stats: IndexStats, seconds: float) -> None:
     console.print(f"indexed {stats.files} files: [bold]{stats.parsed} parsed[/], {stats.skipped} unchanged, "
                   f"{stats.removed} removed in {seconds:.2f}s")
     if stats.errors:
-        console.print(f"[yellow]{len(stats.errors)} file(s) with syntax errors (indexed as far as they parse):[/]")
+        console.print(f"[yellow]{len(stats.errors)} file(s) not fully indexed "
+                      "(a syntax error is indexed as far as it parses):[/]")
         for path, err in stats.errors[:20]:
             console.print(text(f"  {path}: {err}"))
         if len(stats.errors) > 20:

@@ -38,8 +38,12 @@ class SourceFile:
     is_pkg: bool
 
 
-def walk(root: str) -> list[SourceFile]:
-    """Every source file under ``root``, skipping hidden, vendored and build directories."""
+def walk(root: str, unreadable: list[str] | None = None) -> list[SourceFile]:
+    """Every source file under ``root``, skipping hidden, vendored and build directories.
+
+    A file or folder whose name is not valid UTF-8 cannot be stored, imported or named in a query, so it is skipped;
+    its path (with the bad bytes as surrogates) goes to ``unreadable`` so the caller can say so instead of failing.
+    """
     found: list[tuple[str, os.DirEntry[str]]] = []
     init_dirs: set[str] = set()
     stack = [""]
@@ -53,6 +57,10 @@ def walk(root: str) -> list[SourceFile]:
             for e in it:
                 name = e.name
                 if name.startswith("."):
+                    continue
+                if not _utf8(name):
+                    if unreadable is not None:
+                        unreadable.append(f"{rel}/{name}" if rel else name)
                     continue
                 if e.is_dir(follow_symlinks=False):
                     if name not in SKIP_DIRS and not name.endswith(".egg-info"):
@@ -77,6 +85,14 @@ def walk(root: str) -> list[SourceFile]:
         out.append(SourceFile(rel, st.st_mtime_ns, st.st_size, lang, module, import_name, is_pkg))
     out.sort(key=lambda f: f.path)
     return out
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def module_names(rel: str, src_root: bool, init_dirs: set[str]) -> tuple[str, str, bool]:

@@ -76,7 +76,8 @@ def refresh(root: Path, conn: sqlite3.Connection, fresh: bool, progress: Progres
             workers: int | None = None) -> IndexStats:
     t0 = time.perf_counter()
     stats = IndexStats()
-    files = walk(str(root))
+    unreadable: list[str] = []
+    files = walk(str(root), unreadable)
     stats.files = len(files)
     known: dict[str, tuple[int, int, int, str]] = {
         r[0]: (r[1], r[2], r[3], r[4]) for r in conn.execute("SELECT path, id, mtime_ns, size, hash FROM files")
@@ -127,6 +128,8 @@ def refresh(root: Path, conn: sqlite3.Connection, fresh: bool, progress: Progres
         raise
     stats.errors = [(r[0], r[1]) for r in conn.execute(
         "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]
+    stats.errors += [(path, "not indexed: the file name is not valid UTF-8 (rename it to index it)")
+                     for path in unreadable]
     stats.seconds = time.perf_counter() - t0
     return stats
 

@@ -126,7 +126,8 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) ->
     g = Graph.open(tmp_path)
     try:
         assert [s.qualname for s in g.find_symbol("f")] == ["pkg.good.f"]
-        assert g.errors == [("pkg/bad\udcff.py", "not indexed: the file name is not valid UTF-8 (rename it to index it)")]
+        why = "not indexed: the file name is not valid UTF-8 (rename it to index it)"
+        assert g.errors == [("pkg/bad\udcff.py", why)]
     finally:
         g.close()
 

@@ -163,3 +163,15 @@ async def test_a_python_block_that_only_looks_after_the_tests_does_not_undo_them
     summary, _, _, _ = await run_turn(make_engine, strict, project, [RED, FIX, GREEN, look, say("done")],
                                       exec_gate=True, repro=True)
     assert summary.verified and "block 3" in summary.gates["exec"].reason
+
+
+async def test_an_edit_in_the_same_second_as_a_test_run_is_never_judged_by_stale_bytecode(make_engine, strict, project):
+    """Python reuses a .pyc whose source kept its size and mtime second: a run, a same-size edit and a re-run inside
+    one second would execute the old code. Blocks write no bytecode, so the re-run sees the edit (the mtimes are
+    pinned here to make the race certain)."""
+    pin = "touch -d @1000000000 calc.py"
+    block = sh(f"{pin}; python -c 'import calc'; sed -i 's/return a - b/return a + b/' calc.py; {pin}; "
+               "python -c 'import calc; print(\"sum\", calc.add(2, 3))'")
+    _summary, messages, _sink, _ = await run_turn(make_engine, strict, project, [block, say("done")])
+    assert "sum 5" in texts(messages) and "sum -1" not in texts(messages)
+    assert not list(project.rglob("*.pyc"))

@@ -303,8 +303,9 @@ class Engine:
     def _argv(self, block: Block, env: dict[str, str]) -> list[str]:
         command = [self.sandbox.python, "-u", "-c", block.code] if block.runner == "python" else [BASH, "-c",
                                                                                                     block.code]
-        if not env:
-            return command
+        # No bytecode written by a block: Python trusts a .pyc whose source has the same size and mtime second, so a
+        # test run, an edit and a re-run inside one second would run the old code and a gate would judge stale bytes.
+        env = {"PYTHONDONTWRITEBYTECODE": "1", **env}
         if self.sandbox.name == "local" and os.environ.get("PYTHONPATH"):  # the local box inherits tomo's environment
             env = {**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]}
         return ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *command]

@@ -5,6 +5,7 @@ said to be estimated when the server gives none), the exit code true."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -163,7 +164,8 @@ def test_tomo_run_end_to_end_exits_true(plain: LiveServer, run_tomo: Callable[..
     done = run_tomo("run", "Print the result of greet('ann') from greet.py.", "--model", plain.spec, "--root",
                     str(work), "--sandbox", "local", "--yes", "--max-rounds", "2", "--no-context", "--json",
                     env={"TOMO_LOCAL_SERVERS": ""}, timeout=300)
-    assert "Traceback" not in done.stderr, done.stderr
+    # The log shows the blocks' own output, which may hold the model's tracebacks; tomo's would name its files.
+    assert not re.search(r'File "[^"]*[/\\]tomo[/\\]', done.stderr), done.stderr
     result = json.loads(done.stdout)
     expected = {"error": 1, "interrupted": 130}.get(result["ended_by"], 0 if result["verified"] else 3)
     assert done.returncode == expected, (done.returncode, result)

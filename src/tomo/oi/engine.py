@@ -306,7 +306,8 @@ class Engine:
         # No bytecode written by a block: Python trusts a .pyc whose source has the same size and mtime second, so a
         # test run, an edit and a re-run inside one second would run the old code and a gate would judge stale bytes.
         env = {"PYTHONDONTWRITEBYTECODE": "1", **env}
-        if self.sandbox.name == "local" and os.environ.get("PYTHONPATH"):  # the local box inherits tomo's environment
+        if self.sandbox.name == "local" and "PYTHONPATH" in env and os.environ.get("PYTHONPATH"):
+            # the local box inherits tomo's environment: the hook's folder goes first, the caller's path stays
             env = {**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]}
         return ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *command]
 

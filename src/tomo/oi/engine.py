@@ -200,9 +200,7 @@ class Engine:
                     if not missing:
                         summary.ended_by = "model"
                         break
-                    for name, reason in missing:
-                        gates.refusals[name] += 1
-                        emit(GateBlocked(name, reason))
+                    gates.refuse(missing, emit)
                     new.append(Message.user(refusal(missing, self.max_rounds - summary.rounds)))
                     self._save(new)
                     continue

@@ -26,11 +26,12 @@ import os
 import re
 import shutil
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tomo.events import Event, GateBlocked
 from tomo.oi.classify import BlockClass, Kind, classify_block, classify_command
 from tomo.oi.workspace import SKIP_DIRS, Scanner, Snapshot, changed_lines, language_of
 
@@ -179,6 +180,12 @@ class TurnGates:
     def unsatisfied(self) -> list[tuple[str, str]]:
         """The gates that are on and would keep the turn open, with what is missing."""
         return [(name, v.reason) for name, v in self.verdicts().items() if v.on and not v.satisfied]
+
+    def refuse(self, missing: Sequence[tuple[str, str]], emit: Callable[[Event], None]) -> None:
+        """The model tried to end the turn with ``missing`` unsatisfied: count it against each gate and say it."""
+        for name, reason in missing:
+            self.refusals[name] += 1
+            emit(GateBlocked(name, reason))
 
     def _exec_verdict(self) -> GateVerdict:
         on, refusals = self.exec_gate, self.refusals["exec"]

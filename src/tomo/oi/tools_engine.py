@@ -142,9 +142,7 @@ class ToolsEngine:
                 if not missing:
                     summary.ended_by = "model"
                     break
-                for name, reason in missing:
-                    gates.refusals[name] += 1
-                    sink.emit(GateBlocked(name, reason))
+                gates.refuse(missing, sink.emit)
                 messages.append(Message.user(refusal(missing, self.max_rounds - summary.rounds,
                                                      how="with the run tool; an answer without a tool call")))
         except RunFailed as exc:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -16,6 +17,10 @@ from tomo.cli import app, report_error
 from tomo.cli.safe import visible
 from tomo.config import load_settings
 from tomo.errors import ConfigError, TomoError
+
+if TYPE_CHECKING:
+    from tomo.config import Settings
+    from tomo.sandbox import Limits, Sandbox
 
 
 @app.command(
@@ -71,16 +76,25 @@ def _for_a_terminal() -> Callable[[bytes, bool], bytes]:
     return shown
 
 
-def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | None, as_json: bool) -> None:
+def sandbox_and_limits(kind: str | None, settings: Settings, timeout: float | None) -> tuple[Sandbox, Limits]:
+    """The box ``--sandbox`` names (else ``[sandbox] kind``) and its limits, with ``--timeout`` over the configured one.
+
+    Shared by the verbs that run code (``tomo exec``, ``tomo run``): one reading of the settings, one check of the flag.
+    """
     from tomo.sandbox import Limits, make_sandbox
 
-    settings = load_settings(root.resolve() if root.exists() else None)
-    box = make_sandbox(sandbox, settings.sandbox)
+    box = make_sandbox(kind, settings.sandbox)
     limits = Limits.from_settings(settings.sandbox)
     if timeout is not None:
         if timeout <= 0:
-            raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 30")
+            raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 60")
         limits = limits.with_(timeout_s=timeout)
+    return box, limits
+
+
+def _exec(command: list[str], sandbox: str | None, root: Path, timeout: float | None, as_json: bool) -> None:
+    settings = load_settings(root.resolve() if root.exists() else None)
+    box, limits = sandbox_and_limits(sandbox, settings, timeout)
     out = sys.stdout.buffer
     last = [b"\n"]
     shown = _for_a_terminal() if out.isatty() else None

@@ -135,11 +135,11 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
          console: Console) -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
+    from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
     from tomo.oi.approval import ApproveAll, AskingGate
     from tomo.oi.prompts import system_prompt
     from tomo.oi.sessions import SessionStore
-    from tomo.sandbox import Limits, make_sandbox
 
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}")
@@ -147,12 +147,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
         raise ConfigError(f"--root {root} is not a directory", hint="pass the project's root directory")
     root = root.resolve()
     settings = load_settings(root)
-    box = make_sandbox(sandbox_kind, settings.sandbox)
-    limits = Limits.from_settings(settings.sandbox)
-    if timeout is not None:
-        if timeout <= 0:
-            raise ConfigError(f"--timeout must be positive, got {timeout:g}", hint="pass seconds, e.g. --timeout 120")
-        limits = limits.with_(timeout_s=timeout)
+    box, limits = sandbox_and_limits(sandbox_kind, settings, timeout)
     directives = [d for d in directive.split(",") if d.strip()]
     system = system_prompt(directives)
     renderer = RunSink(console)

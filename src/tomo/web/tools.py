@@ -85,11 +85,8 @@ class ConsoleTools:
             workspace: the workspace's name
             query: a name or a dotted qualified name, e.g. Cart or shop.cart.Cart.total
         """
-        graph = self._graph(caller, workspace)
-        try:
+        with self._graph(caller, workspace) as graph:
             return [_symbol(s) for s in graph.find_symbol(query)]
-        finally:
-            graph.close()
 
     def references(self, caller: Caller, workspace: str, symbol: str) -> list[dict[str, Any]]:
         """Where a symbol is used in one of your workspaces, each with its confidence.
@@ -98,12 +95,9 @@ class ConsoleTools:
             workspace: the workspace's name
             symbol: the symbol's qualified name, as find_symbol shows it
         """
-        graph = self._graph(caller, workspace)
-        try:
+        with self._graph(caller, workspace) as graph:
             return [{"path": r.path, "line": r.line, "text": r.text, "confidence": r.confidence, "kind": r.kind}
                     for r in graph.references(symbol)]
-        finally:
-            graph.close()
 
     def callers(self, caller: Caller, workspace: str, symbol: str) -> list[dict[str, Any]]:
         """The functions that call a symbol in one of your workspaces.
@@ -112,12 +106,9 @@ class ConsoleTools:
             workspace: the workspace's name
             symbol: the symbol's qualified name, as find_symbol shows it
         """
-        graph = self._graph(caller, workspace)
-        try:
+        with self._graph(caller, workspace) as graph:
             return [{"caller": c.symbol.qualname, "path": c.reference.path, "line": c.reference.line,
                      "text": c.reference.text} for c in graph.callers(symbol)]
-        finally:
-            graph.close()
 
     def _graph(self, caller: Caller, workspace: str) -> Any:
         from tomo.prism import Graph

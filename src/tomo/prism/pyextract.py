@@ -29,6 +29,7 @@ ALL = 32  # a string inside ``__all__``
 KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
+_span = operator.attrgetter("start_byte", "end_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
 _SELF_CLS = (b"self", b"cls")
@@ -205,7 +206,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     parser, query = _setup()
     tree = parser.parse(src)
     root = tree.root_node
-    fx = _File(src, module, is_pkg, QueryCursor(query).captures(root))
+    # QueryCursor.captures does not return a capture kind's nodes in a stable order (it varies from run to run):
+    # in source order, the first of two definitions wins every time and the rows are the same on every index
+    caps = QueryCursor(query).captures(root)
+    for kind, nodes in caps.items():
+        if kind != "id":  # identifiers are sorted by _references, by start only (no two share one)
+            nodes.sort(key=_span)
+    fx = _File(src, module, is_pkg, caps)
     error = _first_error(root) if root.has_error else None
     _scopes(fx)
     _decorators(fx)

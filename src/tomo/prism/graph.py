@@ -47,6 +47,23 @@ class Graph:
         self.conn = conn
         self.stats = stats
         self._lines: dict[str, list[str]] = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what earlier queries learnt: after a refresh, or when another connection changed the index."""
+        self._lines.clear()
+        self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
+        self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
+        self._scopes: dict[tuple[int, str], Symbol] = {}
+        self._version = self._data_version()
+
+    def _data_version(self) -> int:
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _current(self) -> None:
+        """Forget the cached answers if another connection (another process's refresh) committed to the index."""
+        if self._data_version() != self._version:
+            self._forget()
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -69,7 +86,7 @@ class Graph:
     def refresh(self, progress: Progress | None = None) -> IndexStats:
         """Re-parse files changed on disk since the last refresh (cheap when nothing changed)."""
         self.stats = indexer.refresh(self.root, self.conn, False, progress=progress)
-        self._lines.clear()
+        self._forget()
         return self.stats
 
     def close(self) -> None:
@@ -212,9 +229,18 @@ class Graph:
         return [o.ref for o in self.occurrences(symbol)]
 
     def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
-        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
+        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls.
+
+        Answers are kept per symbol until the index changes (a refresh, or another connection's commit).
+        """
+        self._current()
         sym = self.symbol(symbol)
-        res = resolver or Resolver(self.conn, self.root)
+        got = self._occ.get(sym)
+        if got is None:
+            got = self._occ[sym] = self._find_occurrences(sym, resolver or self._facts.fresh())
+        return list(got)
+
+    def _find_occurrences(self, sym: Symbol, res: Resolver) -> list[Occurrence]:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
@@ -294,7 +320,7 @@ class Graph:
             return "ambiguous", f"`{sym.name}` is not bound to an indexed definition here", kind
         if flags & IMPORT:
             return None  # from an external module
-        rv = res.type_of(res.eval(fid, scope, recv, line))
+        rv = res.receiver_type(fid, scope, recv, line)
         if rv is None:
             return "ambiguous", f"untyped receiver `{recv}`", kind
         if rv[0] == "ext":
@@ -366,7 +392,7 @@ class Graph:
             return res.attribute(res._module_value(recv), name)
         if recv is None:
             return res.lookup(fid, scope, name, line)
-        rv = res.type_of(res.eval(fid, scope, recv, line))
+        rv = res.receiver_type(fid, scope, recv, line)
         if rv is None:
             return None
         return res.attribute(rv, name)
@@ -407,6 +433,7 @@ class Graph:
 
     def callers(self, symbol: SymbolLike) -> list[Caller]:
         """Call sites of ``symbol`` with the function (or module) that contains each."""
+        self._current()
         sym = self.symbol(symbol)
         out = []
         for o in self.occurrences(sym):
@@ -416,10 +443,13 @@ class Graph:
         return out
 
     def _scope_symbol(self, fid: int, scope: str, path: str) -> Symbol:
-        row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
-        if row is not None:
-            return _symbol(row)
-        return Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0, "python")
+        got = self._scopes.get((fid, scope))
+        if got is None:
+            row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
+            got = _symbol(row) if row is not None else Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0,
+                                                               "python")
+            self._scopes[(fid, scope)] = got
+        return got
 
     def callees(self, symbol: SymbolLike) -> list[Callee]:
         """Calls made inside ``symbol``'s body, each bound to its target when prism can prove it."""
@@ -464,8 +494,9 @@ class Graph:
 
         Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
         """
+        self._current()
         sym = self.symbol(symbol)
-        res = Resolver(self.conn, self.root)
+        res = self._facts.fresh()
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]

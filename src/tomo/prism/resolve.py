@@ -76,6 +76,16 @@ class Resolver:
         self._stack: set[tuple[Any, ...]] = set()
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
+        self._receiver: dict[tuple[int, str, str, int], Value] = {}
+        self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
+
+    def fresh(self) -> Resolver:
+        """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
+        the same whoever asks) but none of its conclusions, so an answer never depends on the queries before it.
+        Valid while the index is unchanged: a graph makes a new one on every refresh."""
+        r = Resolver(self.conn, self.root)
+        r._info, r._file, r._mod, r._def = self._info, self._file, self._mod, self._def
+        return r
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -90,9 +100,14 @@ class Resolver:
     def file(self, fid: int) -> tuple[str, str, bool, str]:
         got = self._file.get(fid)
         if got is None:
-            row = self.conn.execute("SELECT path, module, is_pkg, lang FROM files WHERE id=?", (fid,)).fetchone()
-            got = (row[0], row[1], bool(row[2]), row[3]) if row else ("", "", False, "")
-            self._file[fid] = got
+            if not self._file:  # one read of the whole (narrow) table costs about what a dozen single rows do
+                for i, path, module, is_pkg, lang in self.conn.execute(
+                        "SELECT id, path, module, is_pkg, lang FROM files"):
+                    self._file[i] = (path, module, bool(is_pkg), lang)
+            got = self._file.get(fid)
+            if got is None:
+                got = ("", "", False, "")
+                self._file[fid] = got
         return got
 
     def module_file(self, module: str) -> int | None:
@@ -458,6 +473,16 @@ class Resolver:
         return value
 
     # ---- expressions -------------------------------------------------------------------------------------------
+
+    def receiver_type(self, fid: int, scope: str, recv: str, line: int) -> Value:
+        """The type of receiver ``recv`` of an occurrence: ``type_of(eval(...))``, remembered, because classifying
+        one occurrence asks it twice (bound to the name? else why not) and a query may classify it for several
+        symbols of one name."""
+        key = (fid, scope, recv, line)
+        if key in self._receiver:
+            return self._receiver[key]
+        got = self._receiver[key] = self.type_of(self.eval(fid, scope, recv, line))
+        return got
 
     def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""

@@ -54,6 +54,7 @@ class Graph:
         self._lines.clear()
         self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
         self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
+        self._bare_occ: dict[Symbol, list[Occurrence]] = {}  # the same without the source lines
         self._scopes: dict[tuple[int, str], Symbol] = {}
         self._version = self._data_version()
 
@@ -237,32 +238,52 @@ class Graph:
         sym = self.symbol(symbol)
         got = self._occ.get(sym)
         if got is None:
-            got = self._occ[sym] = self._find_occurrences(sym, resolver or self._facts.fresh())
+            got = self._occ[sym] = [
+                Occurrence(o.file_id, o.scope, Reference(r.path, r.line, r.col, self._line(r.path, r.line),
+                                                         r.confidence, r.reason, r.kind))
+                for o in self._bare(sym, resolver) for r in (o.ref,)]
         return list(got)
+
+    def _bare(self, sym: Symbol, resolver: Resolver | None = None) -> list[Occurrence]:
+        """Occurrences without their source line (text ""): impact needs no text, and reading it is a query's
+        largest cost after resolution (every file that uses the name)."""
+        got = self._bare_occ.get(sym)
+        if got is None:
+            got = self._bare_occ[sym] = self._find_occurrences(sym, resolver or self._facts.fresh())
+        return got
 
     def _find_occurrences(self, sym: Symbol, res: Resolver) -> list[Occurrence]:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
         binder = OtherBinder(self.conn, self.root) if sym.language != "python" else None
-        for fid, path, lang, blob in self.conn.execute(
-                "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
-                (sym.name,)):
+        for fid, path, lang, occs in self._name_rows(res, sym.name):
             if _FAMILY.get(lang, lang) != family:
                 continue
-            for occ in _decode(res, fid, blob):
+            for occ in occs:
                 got = (self._classify_python(res, sym, fid, path, occ) if binder is None
                        else binder.classify(sym, path, lang, occ))
                 if got is None:
                     continue
                 conf, reason, kind = got
-                out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
-                                                             conf, reason, kind)))
+                out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], "", conf, reason, kind)))
                 if kind == "import" and conf == "confirmed" and lang == "python" and (fid, occ[2]) not in aliased:
                     aliased.add((fid, occ[2]))
                     out += self._alias_uses(res, sym, fid, path, occ[2])
         out.sort(key=lambda o: (o.ref.path, o.ref.line, o.ref.col))
         return out
+
+    def _name_rows(self, res: Resolver, name: str) -> list[tuple[int, str, str, list[tuple[Any, ...]]]]:
+        """(file id, path, language, occurrences) of every file using ``name``, decoded once per query: impact
+        asks for the same name again for each of its methods called ``__init__`` or ``save``."""
+        key = ("rows", name)
+        got: list[tuple[int, str, str, list[tuple[Any, ...]]]] | None = res.memo.get(key)
+        if got is None:
+            rows = self.conn.execute("SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f"
+                                     " ON f.id=r.file_id WHERE r.name=?", (name,)).fetchall()
+            res.load_infos([r[0] for r in rows])
+            got = res.memo[key] = [(fid, path, lang, _decode(res, fid, blob)) for fid, path, lang, blob in rows]
+        return got
 
     def _alias_uses(self, res: Resolver, sym: Symbol, fid: int, path: str, scope: str) -> list[Occurrence]:
         """Uses of ``from m import NAME as ALIAS``: references to the symbol under another name.
@@ -281,8 +302,8 @@ class Graph:
                 v = self._bind_occurrence(res, fid, alias, occ)
                 if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
                     kind = "call" if occ[4] & CALL else "reference"
-                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
-                                                                 "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
+                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], "", "confirmed",
+                                                                 f"{ALIAS_REASON} `{alias}`", kind)))
         return out
 
     def _classify_python(self, res: Resolver, sym: Symbol, fid: int, path: str,
@@ -311,7 +332,10 @@ class Graph:
         if sym.kind in _MEMBER_KINDS and v is not None and v[0] in ("def", "prop", "bound"):
             # the same member name up or down the class hierarchy: renaming one side alone breaks overriding,
             # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
-            return self._override(res, sym, v[1], kind)
+            key = ("override", sym.qualname, v[1], kind)  # the same method called from many places
+            if key not in res.memo:
+                res.memo[key] = self._override(res, sym, v[1], kind)
+            return res.memo[key]
         if v is not None:
             return None  # bound to something else, provably
         if recv is None:
@@ -383,6 +407,13 @@ class Graph:
         return "ambiguous", relation if kind == "definition" else f"bound to {other}; {relation}", kind
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
+        key = ("bind", fid, name, occ)  # one occurrence is classified for each symbol of its name an impact visits
+        if key in res.memo:
+            return res.memo[key]
+        got = res.memo[key] = self._bind(res, fid, name, occ)
+        return got
+
+    def _bind(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ
         if flags & (STRING | KWARG):
             return None
@@ -435,19 +466,33 @@ class Graph:
         """Call sites of ``symbol`` with the function (or module) that contains each."""
         self._current()
         sym = self.symbol(symbol)
-        out = []
-        for o in self.occurrences(sym):
-            if o.ref.kind != "call":
-                continue
-            out.append(Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref))
-        return out
+        calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
+        self._load_scopes(calls)
+        return [Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+
+    def _load_scopes(self, occs: list[Occurrence]) -> None:
+        """Read the enclosing definitions of many occurrences in a few statements (one each costs more than the
+        rows): the first row of a (qualname, file) pair, as :meth:`_scope_symbol` would read it."""
+        want = {(o.file_id, o.scope): o.ref.path for o in occs if (o.file_id, o.scope) not in self._scopes}
+        names = sorted({scope for _, scope in want})
+        found: dict[tuple[int, str], tuple[int, Any]] = {}
+        for i in range(0, len(names), 500):
+            chunk = names[i:i + 500]
+            for row in self.conn.execute(
+                    "SELECT d.rowid, d.file_id, " + _DEF_SELECT[len("SELECT "):]
+                    + f" WHERE d.qualname IN ({','.join('?' * len(chunk))})", chunk):
+                key = (row[1], row[2])
+                if key in want and (key not in found or row[0] < found[key][0]):
+                    found[key] = (row[0], row[2:])
+        for (fid, scope), path in want.items():
+            got = found.get((fid, scope))
+            self._scopes[(fid, scope)] = _symbol(got[1]) if got is not None else _module_scope(scope, path)
 
     def _scope_symbol(self, fid: int, scope: str, path: str) -> Symbol:
         got = self._scopes.get((fid, scope))
         if got is None:
             row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
-            got = _symbol(row) if row is not None else Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0,
-                                                               "python")
+            got = _symbol(row) if row is not None else _module_scope(scope, path)
             self._scopes[(fid, scope)] = got
         return got
 
@@ -505,9 +550,11 @@ class Graph:
             for s, conf in frontier:
                 if s.kind == "module" or conf != "confirmed":
                     continue
-                uses = self.occurrences(s, res)
+                uses = list(self._bare(s, res))
                 if s.name == "__init__" and s.kind == "method":  # a constructor changes with every instantiation
-                    uses += [o for o in self.occurrences(s.qualname.rsplit(".", 1)[0], res) if o.ref.kind == "call"]
+                    cls = self.symbol(s.qualname.rsplit(".", 1)[0])
+                    uses += [o for o in self._bare(cls, res) if o.ref.kind == "call"]
+                self._load_scopes(uses)
                 for o in uses:
                     if o.ref.kind not in ("call", "import", "reference"):
                         continue
@@ -572,6 +619,10 @@ def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
     """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
     scopes = res.info(fid).scopes
     return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
+
+
+def _module_scope(scope: str, path: str) -> Symbol:
+    return Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0, "python")
 
 
 def _symbol(r: Any) -> Symbol:

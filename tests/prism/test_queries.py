@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,18 @@ def test_answers_kept_between_queries_follow_another_process_refreshing_the_inde
         assert len(other.callers("app.models.User.save")) == 2
     assert [c.symbol.qualname for c in graph.callers("app.models.User.save")] == [
         "app.service.register", "app.service.again"]
+
+
+def test_a_query_leaves_the_garbage_collector_as_it_found_it(graph: Graph) -> None:
+    assert gc.isenabled()
+    graph.impact("app.models.User.validate")
+    assert gc.isenabled()
+    with pytest.raises(PrismError):
+        graph.references("app.models.NoSuchThing")  # an error leaves it restored too
+    assert gc.isenabled()
+    gc.disable()  # an application that runs without the collector keeps it off
+    try:
+        graph.callers("app.models.User.save")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

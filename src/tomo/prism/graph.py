@@ -152,6 +152,9 @@ class Graph:
 
     def _defs_matching(self, q: str) -> list[Any]:
         name = q.split(".")[-1].split("@")[0]  # `m.helper@1`: a redefinition, stored under its plain name
+        one = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.name=? LIMIT 2", (q, name)).fetchall()
+        if len(one) == 1:
+            return one  # a qualified name, as queries mostly get: not every `__init__` of the repository
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.name=? ORDER BY d.qualname", (name,)).fetchall()
         exact = [r for r in rows if r[0] == q]
         if exact:

@@ -100,6 +100,7 @@ def test_graph_refs_imports_prism_and_nothing_heavier(tmp_path: Path) -> None:
     assert {"shop/lines.py", "shop/invoice.py"} <= {r["path"] for r in rows}
     assert "tomo.prism.graph" in modules and "tomo.cli.graph_cmd" in modules
     assert heavy_in(modules) == []
+    assert "rich.progress" not in modules  # the index's progress bar, not a query's
     # only the graph verb's module was imported, not its neighbours
     assert sorted(m for m in modules if m.startswith("tomo.cli.") and m.endswith("_cmd")) == ["tomo.cli.graph_cmd"]
 

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 import tree_sitter_python as tsp
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 # Flags on a reference occurrence.
 CALL = 1  # the name is the callee of a call
@@ -201,17 +201,32 @@ class _File:
         self.binds.setdefault(scope, {}).setdefault(name, []).append((line, kind, a, b))
 
 
-def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
-    """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
-    parser, query = _setup()
-    tree = parser.parse(src)
-    root = tree.root_node
-    # QueryCursor.captures does not return a capture kind's nodes in a stable order (it varies from run to run):
-    # in source order, the first of two definitions wins every time and the rows are the same on every index
-    caps = QueryCursor(query).captures(root)
+def parse(src: bytes) -> Tree:
+    return _setup()[0].parse(src)
+
+
+def captures(tree: Tree) -> dict[str, list[Node]]:
+    """Every capture of the one query, each kind's nodes in source order.
+
+    QueryCursor.captures does not return a kind's nodes in a stable order (it varies from run to run): in source
+    order, the first of two definitions wins every time and the rows are the same on every index.
+    """
+    caps = QueryCursor(_setup()[1]).captures(tree.root_node)
     for kind, nodes in caps.items():
         if kind != "id":  # identifiers are sorted by _references, by start only (no two share one)
             nodes.sort(key=_span)
+    return caps
+
+
+def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
+    """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
+    tree = parse(src)
+    return facts(src, module, is_pkg, tree, captures(tree))
+
+
+def facts(src: bytes, module: str, is_pkg: bool, tree: Tree, caps: dict[str, list[Node]]) -> dict[str, Any]:
+    """The facts of a parsed file from its captures (:func:`extract` in steps, so the indexer can time each)."""
+    root = tree.root_node
     fx = _File(src, module, is_pkg, caps)
     error = _first_error(root) if root.has_error else None
     _scopes(fx)

@@ -6,7 +6,9 @@ real project's own test suite ran (recorded with ../shared/tools/callsites.py, a
 
 The truth lives in bench/data/callsites.json (data we produced: projects, commits, targets, call sites); the
 projects' own code is never committed. Check them out at the recorded commits under ``--src`` (default
-/tmp/prism16/src/<project>, e.g. from the ``fetch`` snapshots); a missing checkout is reported and skipped.
+/tmp/calls/src/<project>, e.g. from the ``fetch`` snapshots); a missing checkout is reported and skipped. Recording
+pytest's own suite needs ``src/_pytest/_version.py`` in its checkout (setuptools-scm writes it on install; one line
+``version = "9.1.0.dev0"`` will do); marshmallow's needs ``simplejson`` in the ``--python`` environment.
 
 A *site* is a (file, line) where the calling frame stood when the target's code was entered. Only sites where the
 target's name is written (on that line or the few after it, for a call spread over lines) can be found by a static
@@ -60,6 +62,33 @@ PROJECTS: dict[str, dict[str, Any]] = {
                     "attr._make:_ClassBuilder.add_eq", "attr._make:_ClassBuilder.add_hash",
                     "attr._make:_ClassBuilder.add_setattr"],
     },
+    "pytest": {
+        "repo": "https://github.com/pytest-dev/pytest",
+        "tests": ["testing/test_mark.py", "testing/test_legacypath.py", "testing/test_nodes.py",
+                  "testing/test_capture.py", "testing/test_monkeypatch.py", "testing/test_skipping.py",
+                  "testing/python/fixtures.py", "testing/test_pytester.py"],
+        # the checkout's own pytest runs its suite: the environment's plugins (pytest-asyncio...) stay out
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "targets": ["_pytest.pytester:Pytester.makepyfile", "_pytest.legacypath:Testdir.makepyfile",
+                    "_pytest.pytester:Pytester.runpytest", "_pytest.legacypath:Testdir.runpytest",
+                    "_pytest.pytester:Pytester.inline_run", "_pytest.legacypath:Testdir.inline_run",
+                    "_pytest.pytester:Pytester.getitem", "_pytest.legacypath:Testdir.getitem",
+                    "_pytest.pytester:RunResult.assert_outcomes", "_pytest.pytester:LineMatcher.fnmatch_lines",
+                    "_pytest.pytester:HookRecorder.assertoutcome", "_pytest.nodes:Node.get_closest_marker",
+                    "_pytest.nodes:Node.add_marker", "_pytest.capture:MultiCapture.readouterr",
+                    "_pytest.capture:CaptureFixture.readouterr", "_pytest.monkeypatch:MonkeyPatch.setenv",
+                    "_pytest.config:Config.getoption"],
+    },
+    "marshmallow": {
+        "repo": "https://github.com/marshmallow-code/marshmallow", "tests": ["tests"],  # needs simplejson
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "targets": ["marshmallow.schema:Schema.dump", "marshmallow.schema:Schema.load",
+                    "marshmallow.schema:Schema.dumps", "marshmallow.schema:Schema.loads",
+                    "marshmallow.schema:Schema.validate", "marshmallow.schema:Schema.from_dict",
+                    "marshmallow.schema:Schema.get_attribute", "marshmallow.fields:Field.serialize",
+                    "marshmallow.fields:Field.deserialize", "marshmallow.fields:Field.get_value",
+                    "marshmallow.utils:get_value", "marshmallow.error_store:ErrorStore.store_error"],
+    },
 }
 
 # Run in a subprocess per prism version: the baseline's src/ or this checkout's on PYTHONPATH.
@@ -86,7 +115,7 @@ def record(name: str, root: Path, python: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "truth.json"
         env = {**os.environ, "CALLSITES_TARGETS": ",".join(spec["targets"]), "CALLSITES_OUT": str(out),
-               "PYTHONPATH": f"{PLUGIN.parent}:src"}
+               "PYTHONPATH": f"{PLUGIN.parent}:src", **spec.get("env", {})}
         cmd = [python, "-m", "pytest", "-p", "callsites", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                *spec["tests"]]
         print(f"recording {name}: {' '.join(cmd)}", flush=True)
@@ -186,7 +215,7 @@ def baseline_src(rev: str) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", default="/tmp/prism16/src", help="directory holding one checkout per project")
+    ap.add_argument("--src", default="/tmp/calls/src", help="directory holding one checkout per project")
     ap.add_argument("--record", action="store_true", help="re-record the truth by running each project's tests")
     ap.add_argument("--python", default=sys.executable, help="interpreter with the projects' test deps (--record)")
     ap.add_argument("--baseline", default=BASELINE, help="the prism commit to compare with (default: %(default)s)")

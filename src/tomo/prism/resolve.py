@@ -76,6 +76,7 @@ class Resolver:
         self._stack: set[tuple[Any, ...]] = set()
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
+        self._builtin_fixtures: dict[str, set[str]] | None = None
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -281,6 +282,12 @@ class Resolver:
             first = name if "." in a and a.split(".")[0] == name and a != name else a
             return self._module_value(first)
         if kind == "from":
+            if a == self.module_name(fid) and self.file(fid)[2]:
+                # `from . import fields` in a package's __init__: the submodule (asking the package for its own
+                # attribute would only find this very import again)
+                sub = self._module_value(f"{a}.{b}")
+                if sub is not None and sub[0] == "mod":
+                    return sub
             return self.attribute(self._module_value(a), b)
         if kind == "assign" or kind == "attr":
             info = self.info(fid)
@@ -453,9 +460,36 @@ class Resolver:
                     continue
                 if best is None or rank < best[0]:
                     best = (rank, q)
-        value = self.returns(best[1], fixture=True) if best else None
+        provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
+        value = self.returns(provider, fixture=True) if provider else None
         self._fixture[key] = value
         return value
+
+    def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
+        """A fixture no test module or conftest.py defines: one a pytest plugin in the index provides.
+
+        The plugins are the modules named by ``pytest_plugins`` in the test module and the conftest.py files above
+        it, and pytest's own (``_pytest.*``, when pytest itself is indexed: its fixtures ``capsys``,
+        ``monkeypatch``... are there for every test). Known only when exactly one of them defines the name.
+        """
+        modules: set[str] = set()
+        for ffid in fids:
+            d = self.definition(f"{self.module_name(ffid)}.pytest_plugins")
+            for m in re.findall(r"[\"']([\w.]+)[\"']", (d[8].get("value") or "") if d and d[3] == "variable" else ""):
+                modules.add(m if self.module_file(m) is not None or self.module_file(f"_pytest.{m}") is None
+                            else f"_pytest.{m}")  # `pytest_plugins = "pytester"`: pytest's own plugin by name
+        found = {q for m in modules if (mfid := self.module_file(m)) is not None
+                 for q in self.info(mfid).get("fixtures", {}).get(name, ())}
+        if not found:
+            if self._builtin_fixtures is None:
+                self._builtin_fixtures = {}
+                for (bfid,) in self.conn.execute(
+                        "SELECT id FROM files WHERE lang='python' AND (module='_pytest' OR module LIKE '\\_pytest.%'"
+                        " ESCAPE '\\')"):
+                    for fname, qs in self.info(bfid).get("fixtures", {}).items():
+                        self._builtin_fixtures.setdefault(fname, set()).update(qs)
+            found = self._builtin_fixtures.get(name, set())
+        return next(iter(found)) if len(found) == 1 else None
 
     # ---- expressions -------------------------------------------------------------------------------------------
 
@@ -463,6 +497,9 @@ class Resolver:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
         if not text or text == "?" or depth > _MAX_DEPTH:
             return None
+        wrapped = _METHOD_WRAPPER.fullmatch(text)
+        if wrapped and self.lookup(fid, scope, wrapped.group(1), line) is None:
+            text = wrapped.group(2)  # `maker = staticmethod(make)`: called through the class, it is `make`
         ops = _parse(text)
         if not ops:
             return None
@@ -664,6 +701,8 @@ class Resolver:
             d = self.definition(value[1])
             if d is None or d[3] != "class":
                 return None
+            if tag == "inst" and attr == "__class__":
+                return ("def", value[1])  # `self.__class__.make()`: the class, as `self` is an instance of it
             m = self.member(value[1], attr)
             if m is None:
                 return None
@@ -878,6 +917,7 @@ class Resolver:
         return found
 
 
+_METHOD_WRAPPER = re.compile(r"(staticmethod|classmethod)\(\s*([A-Za-z_][\w.]*)\s*\)")
 # Receivers of these types are never an indexed symbol: `kwargs.get(...)` is not `QuerySet.get`.
 _BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int",
                             "float", "complex", "bool"})

@@ -1,7 +1,7 @@
 """prism, jedi and rope scored against runtime truth: the call sites that really called a set of methods while a
 real project's own test suite ran (recorded with ../shared/tools/callsites.py, a pytest plugin).
 
-    python -m bench.callsites                  # score prism (this checkout and a baseline commit), jedi and rope
+    python -m bench.callsites                  # score prism (this checkout and baseline commits), jedi and rope
     python -m bench.callsites --record         # re-record the truth first (runs each project's test suite)
 
 The truth lives in bench/data/callsites.json (data we produced: projects, commits, targets, call sites); the
@@ -33,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "callsites.json"
 PLUGIN = Path("/work/shared/tools/callsites.py")
-BASELINE = "5c46e76"  # main before issue 16
+BASELINES = "5c46e76,8792e83"  # main before issue 16; main before its second round (pytest, marshmallow added)
 ERRORS: list[str] = []  # peers failing on a target: scored as finding nothing, named in the report
 WINDOW = 4  # a call's name may sit a few lines below where the call expression starts
 
@@ -218,7 +218,8 @@ def main() -> int:
     ap.add_argument("--src", default="/tmp/calls/src", help="directory holding one checkout per project")
     ap.add_argument("--record", action="store_true", help="re-record the truth by running each project's tests")
     ap.add_argument("--python", default=sys.executable, help="interpreter with the projects' test deps (--record)")
-    ap.add_argument("--baseline", default=BASELINE, help="the prism commit to compare with (default: %(default)s)")
+    ap.add_argument("--baseline", default=BASELINES,
+                    help="comma-separated prism commits to compare with (default: %(default)s)")
     ap.add_argument("--projects", default=",".join(PROJECTS))
     args = ap.parse_args()
     stored: dict[str, Any] = json.loads(DATA.read_text()) if DATA.exists() else {}
@@ -229,7 +230,7 @@ def main() -> int:
         print(f"note: {PLUGIN} is missing; the stored truth in {DATA.relative_to(REPO)} is scored as recorded.")
     rows: list[list[object]] = []
     details: list[str] = []
-    base = baseline_src(args.baseline)
+    bases = {f"prism @{rev}": baseline_src(rev) for rev in args.baseline.split(",") if rev}
     for name in args.projects.split(","):
         root = Path(args.src) / name
         if not (root / ".git").exists():
@@ -247,10 +248,10 @@ def main() -> int:
             print(f"{name}: checkout is at {git_head(root)}, the truth at {truth['commit']}: skipped")
             continue
         results = {}
-        for tool in ("prism (before)", "prism", "jedi", "rope"):
+        for tool in (*bases, "prism", "jedi", "rope"):
             print(f"{name}: {tool} ...", flush=True)
             try:
-                refs = (prism_refs(root, base, truth) if tool == "prism (before)"
+                refs = (prism_refs(root, bases[tool], truth) if tool in bases
                         else prism_refs(root, REPO / "src", truth) if tool == "prism"
                         else peer_refs(tool, root, name, truth))
                 results[tool] = score(root, truth, refs)
@@ -263,6 +264,7 @@ def main() -> int:
         if "prism" in results:
             miss = results["prism"]["missed"]
             details.append(f"- {name} @ {truth['commit'][:12]} ({truth['repo']}): {len(truth['targets'])} targets, "
+                           f"truth from `{truth['test_command']}`; "
                            f"{results['prism']['implicit']} sites that do not name the target (not scored); "
                            f"prism unconfirmed: " + ("; ".join(miss) if miss else "none"))
     if not rows:
@@ -276,10 +278,10 @@ def main() -> int:
             + "\n\n" + "\n".join(details) + "\n\n"
             + (f"Peer errors (the target scores nothing for that tool): {'; '.join(ERRORS)}\n\n" if ERRORS else "")
             + "Truth: bench/data/callsites.json (call sites recorded by ../shared/tools/callsites.py while each "
-              "project's own test suite ran). prism (before) is commit " + args.baseline + "; jedi and rope have no "
-              "confidence, so every row they give counts as confirmed. Falsely confirmed = a confirmed row on a "
-              "line that really called a same-named decoy target and never this one. Measured on a shared "
-              "2-core machine (load ~15): counts, not timings.\n")
+              "project's own test suite ran). prism @REV is prism at that commit, prism this checkout; jedi and "
+              "rope have no confidence, so every row they give counts as confirmed. Falsely confirmed = a confirmed "
+              "row on a line that really called a same-named decoy target and never this one. Measured on a shared "
+              f"2-core machine (1-minute load {os.getloadavg()[0]:.1f} at the end): counts, not timings.\n")
     print(write_section("callsites", "Runtime call sites: prism vs jedi, rope", "python -m bench.callsites", body))
     return 0
 

@@ -17,6 +17,10 @@ from pathlib import Path
 Origin = tuple[str, str, tuple[int, ...]]
 
 
+_CACHE_SIZE = 256  # files; a query over Django reads a few dozen
+_KEPT = (ast.For, ast.AsyncFor, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 class Source:
     """One file's tree and the lookups over it; a file that does not parse answers nothing."""
 
@@ -27,8 +31,24 @@ class Source:
             self._lines = data.decode("utf-8", "replace").splitlines()
         except (OSError, SyntaxError, ValueError, RecursionError):
             self.tree, self._lines = None, []
-        self._by_line: dict[int, list[ast.AST]] | None = None
+        self._by_line: dict[int, list[ast.AST]] = {}
         self._attrs: dict[tuple[int, int], ast.Attribute] | None = None
+
+    @staticmethod
+    def load(path: Path) -> Source:
+        """The file's tree, shared by the queries of this process until the file changes."""
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            return Source(path)
+        got = _CACHE.get(key)
+        if got is None:
+            got = Source(path)
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = got
+        return got
 
     def receiver(self, line: int, col: int, name: str) -> str | None:
         """The whole text of the object whose attribute ``name`` is at ``line``:``col`` (in characters): for the
@@ -44,16 +64,26 @@ class Source:
         return ast.unparse(found.value) if found is not None and found.attr == name else None
 
     def _nodes_at(self, line: int) -> list[ast.AST]:
-        if self._by_line is None:
-            self._by_line = {}
-            if self.tree is not None:
-                for node in ast.walk(self.tree):
-                    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.Assign, ast.FunctionDef,
-                                         ast.AsyncFunctionDef)):
-                        # a comprehension has no line of its own: its target's
-                        at = node.target.lineno if isinstance(node, ast.comprehension) else node.lineno
-                        self._by_line.setdefault(at, []).append(node)
-        return self._by_line.get(line, [])
+        """The loops, assignments, functions and comprehensions that start at ``line``, found by descending only
+        into the statements whose lines hold it (a walk of the whole tree costs more than the query)."""
+        got = self._by_line.get(line)
+        if got is not None:
+            return got
+        got = []
+        body: list[ast.stmt] | None = self.tree.body if self.tree is not None else None
+        while body:
+            st = next((x for x in body if x.lineno <= line <= (x.end_lineno or x.lineno)), None)
+            if st is None:
+                break
+            if st.lineno == line and isinstance(st, _KEPT):
+                got.append(st)
+            for child in ast.iter_child_nodes(st):
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    continue
+                got += [n for n in ast.walk(child) if isinstance(n, ast.comprehension) and n.target.lineno == line]
+            body = next((b for b in _blocks(st) if b[0].lineno <= line <= (b[-1].end_lineno or 0)), None)
+        self._by_line[line] = got
+        return got
 
     def origin(self, name: str, line: int) -> Origin | None:
         """Where ``name``, bound at ``line`` by a loop target or an unpacking assignment, takes its value from."""
@@ -278,3 +308,6 @@ def literal_items(text: str) -> tuple[bool, list[str]] | None:
     if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or any(isinstance(e, ast.Starred) for e in node.elts):
         return None
     return isinstance(node, ast.Tuple), [ast.unparse(e) for e in node.elts]
+
+
+_CACHE: dict[tuple[str, int, int], Source] = {}

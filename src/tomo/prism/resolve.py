@@ -182,12 +182,10 @@ class Resolver:
         overrides the method the call may run that override instead. (A concrete class's receiver is read as that
         class, prism's static reading.)
         """
-        if not self.is_abstract(cls):
-            return None
         for (q,) in self.conn.execute("SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,)):
             owner = q.rsplit(".", 1)[0]
             if owner != cls and not same_name(q, found) and cls in self.mro(owner):
-                return q
+                return q if self.is_abstract(cls) else None
         return None
 
     def is_abstract(self, cls: str) -> bool:
@@ -196,7 +194,9 @@ class Resolver:
         if got is None:
             got = False
             for c in self.mro(cls):
-                for (q,) in self.conn.execute("SELECT qualname FROM defs WHERE parent=? AND kind='method'", (c,)):
+                cd = self.definition(c)
+                info = self.info(cd[0]) if cd is not None else None
+                for q in [q for q, par in info.parents.items() if par == c] if info is not None else ():
                     d = self.definition(q)
                     if d is not None and any(x.split("(", 1)[0] in ("abstractmethod", "abc.abstractmethod")
                                              for x in d[8].get("decorators", [])) \
@@ -229,11 +229,12 @@ class Resolver:
                     if narrowed is not None:
                         return narrowed
                     if len(entries) > 1 and kind in ("function", "method"):
-                        reached = self._reaching(fid, s, name, entries, line) if first else None
-                        if reached is not None:
-                            return self._binding(fid, s, name, reached, line)
-                        # branches and loops: straight-line order proves nothing, every assignment must agree
-                        return self._agreeing_local(fid, s, name, entries, line)
+                        # branches and loops: straight-line order proves nothing, every assignment must agree,
+                        # unless the code's structure proves which one reaches this line
+                        agreed = self._agreeing_local(fid, s, name, entries, line)
+                        reached = self._reaching(fid, s, name, entries, line) if first and (
+                            agreed is None or agreed[0] == "union") else None
+                        return self._binding(fid, s, name, reached, line) if reached is not None else agreed
                     if first or len(entries) == 1:
                         return self._binding(fid, s, name, _pick(entries, line), line)
                     return self._enclosing_binding(fid, s, name, entries, line)
@@ -548,7 +549,7 @@ class Resolver:
             return None
         got = self._sources.get(fid)
         if got is None:
-            got = Source(self.root / self.file(fid)[0])
+            got = Source.load(self.root / self.file(fid)[0])
             self._sources[fid] = got
         return got
 
@@ -598,10 +599,10 @@ class Resolver:
         """A test parameter that ``@pytest.mark.parametrize`` gives values: known when every value is, as the one
         type they share or the union of them (a method call on it is confirmed only where all agree)."""
         d = self.definition(scope)
-        src = self._source(fid)
-        if d is None or src is None or not any("parametrize" in x or x == "?" for x in d[8].get("decorators", [])):
+        if d is None or not any("parametrize" in x or x == "?" for x in d[8].get("decorators", [])):
             return None
-        got = src.parametrized(d[4], name)
+        src = self._source(fid)
+        got = src.parametrized(d[4], name) if src is not None else None
         parent = self._parent(fid, scope)
         texts: list[str] | None
         where = (fid, parent, d[4])

@@ -455,3 +455,32 @@ def test_chains_over_several_lines_and_receivers_too_long_to_store(golden) -> No
         """,
         "decoy.py": DECOY,
     }, "app.Builder.run")
+
+
+def test_an_attribute_declared_in_any_assignment_has_that_type(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app.py": """
+            from decoy import Decoy
+
+            class Config:
+                def run(self):  # refs: def
+                    return 1
+
+            class Node:
+                def __init__(self, parent=None, config=None):
+                    if parent is not None:
+                        self.config = parent.config
+                    else:
+                        self.config: Config = config
+                    self.other = parent.other
+                    self.other: Config = config
+                    self.other: Decoy = config
+                    self.queue = []  # type: list[Config]
+
+                def go(self):
+                    self.config.run()  # refs: confirmed
+                    self.other.run()  # refs: ambiguous(untyped receiver)
+                    self.queue[0].run()  # refs: confirmed
+        """,
+        "decoy.py": DECOY,
+    }, "app.Config.run")

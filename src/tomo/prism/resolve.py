@@ -679,12 +679,8 @@ class Resolver:
             if d[3] in ("variable", "attribute"):
                 if d[8].get("ann") and not _bare_qualifier(d[8]["ann"]):
                     return d[0], d[7], d[8]["ann"]
-                src = self._source(d[0])
-                anns: set[str] = set()
-                for e in self.info(d[0]).binds(d[7]).get(d[2], ()):
-                    ann = e[3] or (src.type_comment(e[0]) if src is not None and e[1] == "attr" else None)
-                    if e[1] == "attr" and ann:
-                        anns.add(ann)  # `self.x = {}  # type: dict[str, Field]` declares like an annotation
+                anns = {a for e in self.info(d[0]).binds(d[7]).get(d[2], ()) if e[1] == "attr"
+                        and (a := self._declared_attr(d[0], e))}  # `self.x = {}  # type: dict[str, F]` declares
                 return (d[0], d[7], anns.pop()) if len(anns) == 1 else None
             decs = d[8].get("decorators", [])
             if d[3] == "method" and any(x in _PROPERTY_DECORATORS for x in decs) and d[8].get("ret"):
@@ -1029,15 +1025,13 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
+        entries = [e for e in info.binds(cls).get(name, []) if e[1] == "attr"]
+        declared = {a for a in (self._declared_attr(fid, e) for e in entries) if a and not _bare_qualifier(a)}
+        if declared:
+            # declared (`self.x: X = ...`, `self.x = {}  # type: dict[str, X]`) in any method: that is the type
+            return self.type_of_annotation(fid, cls, declared.pop(), depth + 1) if len(declared) == 1 else None
         found: Value = None
-        for entry in info.binds(cls).get(name, []):
-            if entry[1] != "attr":
-                continue
-            src = self._source(fid) if not entry[3] else None
-            declared = entry[3] or (src.type_comment(entry[0]) if src is not None else None)
-            if declared and not _bare_qualifier(declared):
-                # declared (`self.x: X = ...`, `self.x = {}  # type: dict[str, X]`): that is the type
-                return self.type_of_annotation(fid, cls, declared, depth + 1)
+        for entry in entries:
             if entry[2] == "None":
                 continue  # `self.x = None` until set: the other assignments say what it holds
             method = self._method_at(info, cls, entry[0])
@@ -1046,6 +1040,16 @@ class Resolver:
                 return None  # assigned something unknown, or different types in different methods
             found = v
         return found
+
+    def _declared_attr(self, fid: int, entry: tuple[Any, ...]) -> str | None:
+        """The annotation of one ``self.x = ...`` assignment, or its ``# type:`` comment (read from the source, for
+        the empty or None values such comments are written on)."""
+        if entry[3]:
+            return str(entry[3])
+        if entry[2] != "None" and _literal_type(entry[2]) is None and entry[2] not in ("set()", "dict()", "list()"):
+            return None
+        src = self._source(fid)
+        return src.type_comment(entry[0]) if src is not None else None
 
     def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
         for q, parent in info.parents.items():

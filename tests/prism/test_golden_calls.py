@@ -16,6 +16,9 @@ class Decoy:
 
     def readouterr(self):
         return 0
+
+    def evolve(self):
+        return self
 """
 
 
@@ -484,3 +487,34 @@ def test_an_attribute_declared_in_any_assignment_has_that_type(golden) -> None: 
         """,
         "decoy.py": DECOY,
     }, "app.Config.run")
+
+
+def test_comprehensions_their_elements_and_their_own_variables(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app.py": """
+            from decoy import Decoy
+
+            class Attribute:
+                @classmethod
+                def make(cls, name):
+                    return cls()
+
+                def evolve(self):  # refs: def
+                    return self
+
+            def f(names, items: list[Attribute]):
+                make = Attribute.make
+                a = Decoy()
+                own = [
+                    make(n)
+                    for n in names
+                ]
+                own = [a.evolve() for a in own]  # refs: confirmed
+                others = [a.evolve() for a in items]  # refs: confirmed
+                a.evolve()
+                mixed = [a for a in items] + [a.evolve()]  # refs: ambiguous(different types)
+                for x in (b.evolve() for b in items):  # refs: confirmed
+                    pass
+        """,
+        "decoy.py": DECOY,
+    }, "app.Attribute.evolve")

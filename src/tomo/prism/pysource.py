@@ -136,6 +136,10 @@ class Source:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 return None  # the use is in a nested scope
             block, owner = inner, st
+        innermost = path[-1][0][path[-1][1]]
+        comp = _comprehension_binding(innermost, name, line)
+        if comp is not None:
+            return comp if comp > 0 else None  # the use is a comprehension's own variable (or may be)
         for level in range(len(path) - 1, -1, -1):
             block, idx, owner = path[level]
             st = block[idx]
@@ -191,6 +195,36 @@ class Source:
                     return text if len(names) == 1 and isinstance(values_node, (ast.Name, ast.Attribute)) else None
                 return _column(values_node.elts, names.index(param), len(names))
         return None
+
+
+def _comprehension_binding(st: ast.stmt, name: str, line: int) -> int | None:
+    """For a use of ``name`` at ``line`` in statement ``st``: None when no comprehension there binds the name (the
+    statements decide); the line of the target that binds it when every use of the name on that line is inside one
+    and the same comprehension that does; 0 when it cannot be told apart."""
+    comps = [c for c in ast.walk(st) if isinstance(c, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+             and c.lineno <= line <= (c.end_lineno or c.lineno)
+             and any(_path_to(g.target, name) is not None for g in c.generators)]
+    if not comps:
+        return None
+    uses = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and n.lineno == line]
+    owners = set()
+    for use in uses:
+        holding = [c for c in comps if any(n is use for n in _comprehension_scope(c))]
+        if not holding:
+            return 0  # this use reads the name outside the comprehension
+        owners.add(id(min(holding, key=lambda c: ((c.end_lineno or 0) - c.lineno, c.end_col_offset or 0))))
+    if len(owners) != 1:
+        return 0
+    comp = next(c for c in comps if id(c) in owners)
+    gen = next(g for g in comp.generators if _path_to(g.target, name) is not None)
+    return gen.target.lineno
+
+
+def _comprehension_scope(c: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> list[ast.AST]:
+    """The nodes evaluated inside a comprehension's own scope: all but its first iterable."""
+    first = set(map(id, ast.walk(c.generators[0].iter)))
+    return [n for n in ast.walk(c) if id(n) not in first]
 
 
 def _blocks(st: ast.AST) -> list[list[ast.stmt]]:
@@ -252,6 +286,11 @@ def _walk_scope(node: ast.AST) -> list[ast.AST]:
                 if not isinstance(ch, ast.Lambda):
                     todo.extend(ch.decorator_list)
                 continue
+            if isinstance(ch, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                # its variables are its own; its first iterable and any `:=` inside belong to this scope
+                todo.append(ch.generators[0].iter)
+                out += [w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr)]
+                continue
             todo.append(ch)
     return out
 
@@ -296,6 +335,15 @@ def _path_to(target: ast.expr, name: str) -> tuple[int, ...] | None:
             if sub is not None:
                 return (i, *sub)
     return None
+
+
+def comprehension_element(text: str) -> str | None:
+    """``[f(x) for x in xs]`` (or a set comprehension, a generator expression) -> ``f(x)``: what each element is."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return ast.unparse(node.elt) if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) else None
 
 
 def literal_items(text: str) -> tuple[bool, list[str]] | None:

@@ -27,7 +27,7 @@ from tomo.prism.pyextract import IMPORT as _IMPORT
 from tomo.prism.pyextract import KWARG as _KWARG
 from tomo.prism.pyextract import MODPATH as _MODPATH
 from tomo.prism.pyextract import STRING as _STRING
-from tomo.prism.pysource import Source, literal_items
+from tomo.prism.pysource import Source, comprehension_element, literal_items
 
 Value = tuple[Any, ...] | None
 
@@ -722,12 +722,22 @@ class Resolver:
             return None
         if text[0] in "([{":
             lit = literal_items(text)
-            return ("lit", fid, scope, line, lit[1]) if lit is not None else None
+            if lit is not None:
+                return ("lit", fid, scope, line, lit[1])
+            element = comprehension_element(text)  # its loop variables are bound in this scope too
+            return ("seq", self._shape(fid, scope, element, line, depth + 1)) if element else None
         if text.isidentifier() and self.info(fid).kinds.get(scope) in ("function", "method"):
-            entries = self.info(fid).binds(scope).get(text)
-            e = _pick(entries, line) if entries and len(entries) == 1 else None
+            entries = self.info(fid).binds(scope).get(text) or []
+            e = (_pick(entries, line) if len(entries) == 1 else self._reaching(fid, scope, text, entries, line)
+                 ) if entries else None
             if e is not None and e[1] == "assign" and e[2] is None:  # itself a loop target or unpacked
                 return self._origin_shape(fid, scope, text, e[0], depth + 1)
+            if e is not None and e[1] == "assign" and len(entries or ()) > 1:  # the one assignment reaching it
+                rhs = e[2]
+                if rhs == "?":
+                    src = self._source(fid)
+                    rhs = src.assigned(text, e[0]) if src is not None else None
+                return self._shape(fid, scope, rhs, e[0], depth + 1) if rhs else None
         m = _BUILTIN_ITER.fullmatch(text)
         if m and self.lookup(fid, scope, m.group(1), line) in (None, ("builtin", m.group(1))):
             args = [a for a in _split_top(m.group(2)) if a and not re.match(r"^\w+\s*=[^=]", a)]
@@ -755,8 +765,12 @@ class Resolver:
             held = self._literal_of(fid, scope, text, line, depth + 1)
             if held is not None:
                 return ("lit", held[0][0], held[0][1], held[0][2], held[1])
-            if value[0] == "local" and value[3] and value[3] != "?":
-                return self._shape(value[1], value[2], value[3], value[5], depth + 1)
+            rhs = value[3] if value[0] == "local" else None
+            if rhs == "?" and text.isidentifier():  # too long for the index: the source has it
+                src = self._source(value[1])
+                rhs = src.assigned(text, value[5]) if src is not None else None
+            if rhs and rhs != "?":
+                return self._shape(value[1], value[2], rhs, value[5], depth + 1)
         return ("val", self.type_of(value, depth + 1))
 
     def _item(self, shape: Any, depth: int) -> Any:

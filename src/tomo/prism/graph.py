@@ -347,6 +347,9 @@ class Graph:
                          occ: tuple[Any, ...]) -> tuple[Confidence, str, str] | None:
         line, col, scope, recv, flags = occ
         target = sym.qualname
+        if recv == "?" and not flags & (STRING | KWARG | MODPATH | IMPORT):
+            recv = res.long_receiver(fid, line, col, sym.name) or "?"  # too long to store: read from the source
+            occ = (line, col, scope, recv, flags)
         if flags & STRING:
             return self._classify_string(res, sym, fid, scope, recv or "", flags)
         if flags & KWARG:
@@ -363,6 +366,10 @@ class Graph:
             return ("confirmed", "", kind) if mod == target else None
         v = self._bind_occurrence(res, fid, sym.name, occ)
         if v is not None and v[0] in ("def", "prop", "bound") and same_name(v[1], target):
+            if v[0] == "bound" and v[2]:
+                other = res.overridden_below(v[2], sym.name, v[1])
+                if other is not None:
+                    return "ambiguous", f"the receiver may be a {other.rsplit('.', 1)[0]}, which overrides it", kind
             return "confirmed", "", kind
         if v is not None and v[0] == "mod" and v[1] == target:
             return "confirmed", "", kind

@@ -117,9 +117,15 @@ class Graph:
         return cls(path, conn, stats)
 
     def refresh(self, progress: Progress | None = None) -> IndexStats:
-        """Re-parse files changed on disk since the last refresh (cheap when nothing changed)."""
+        """Re-parse files changed on disk since the last refresh (cheap when nothing changed).
+
+        What earlier queries learnt is kept when the refresh wrote nothing (an MCP session refreshes before every
+        query), and dropped as soon as it wrote a row.
+        """
+        before = self.conn.total_changes
         self.stats = indexer.refresh(self.root, self.conn, False, progress=progress)
-        self._forget()
+        if self.conn.total_changes != before:
+            self._forget()
         return self.stats
 
     def close(self) -> None:

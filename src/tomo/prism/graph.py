@@ -87,6 +87,7 @@ class Graph:
         self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
         self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
         self._bare_occ: dict[Symbol, list[Occurrence]] = {}  # the same without the source lines
+        self._answers: dict[tuple[Any, ...], list[Any]] = {}  # callers and impact, by symbol and arguments
         self._scopes: dict[tuple[int, str], Symbol] = {}
         self._version = self._data_version()
 
@@ -510,9 +511,13 @@ class Graph:
         """Call sites of ``symbol`` with the function (or module) that contains each."""
         self._current()
         sym = self.symbol(symbol)
-        calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
-        self._load_scopes(calls)
-        return [Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+        got = self._answers.get(("callers", sym))
+        if got is None:
+            calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
+            self._load_scopes(calls)
+            got = self._answers[("callers", sym)] = [
+                Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+        return list(got)
 
     def _load_scopes(self, occs: list[Occurrence]) -> None:
         """Read the enclosing definitions of many occurrences in a few statements (one each costs more than the
@@ -587,6 +592,13 @@ class Graph:
         """
         self._current()
         sym = self.symbol(symbol)
+        key = ("impact", sym, max_depth, limit)
+        got = self._answers.get(key)
+        if got is None:
+            got = self._answers[key] = self._impact(sym, max_depth, limit)
+        return list(got)
+
+    def _impact(self, sym: Symbol, max_depth: int, limit: int) -> list[ImpactItem]:
         res = self._facts.fresh()
         seen = {sym.qualname}
         out: list[ImpactItem] = []

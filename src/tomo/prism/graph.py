@@ -60,6 +60,11 @@ def _without_gc(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     return run
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
 _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
+# What a long-lived graph (an MCP or assist session) keeps between queries is bounded: decoded facts of this many
+# files (all 2,867 of Django: about 40 MB, more as their bindings get decoded), answers for this many symbols; past
+# either, that cache starts over.
+_MAX_FACT_FILES = 4000
+_MAX_ANSWERS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,10 @@ class Graph:
         """Forget the cached answers if another connection (another process's refresh) committed to the index."""
         if self._data_version() != self._version:
             self._forget()
+        if self._facts.files_known() > _MAX_FACT_FILES:
+            self._facts = Resolver(self.conn, self.root)
+        if len(self._occ) + len(self._bare_occ) + len(self._answers) > _MAX_ANSWERS:
+            self._occ, self._bare_occ, self._answers = {}, {}, {}
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
 

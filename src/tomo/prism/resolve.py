@@ -110,6 +110,10 @@ class Resolver:
             self._info[fid] = got
         return got
 
+    def files_known(self) -> int:
+        """How many files' infos this resolver holds decoded (what sharing it between queries costs in memory)."""
+        return len(self._info)
+
     def load_infos(self, fids: list[int]) -> None:
         """Read the infos of many files in a few statements rather than one each (a query visits hundreds)."""
         missing = sorted({f for f in fids if f not in self._info})

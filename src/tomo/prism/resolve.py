@@ -1079,7 +1079,8 @@ def _redefined(q: str) -> str:
 def same_name(q: str, target: str) -> bool:
     """Whether ``q`` is ``target`` or another definition of the same name in the same namespace (a rename renames
     them together: the name is one binding, whichever definition it holds)."""
-    return q == target or _redefined(q) == _redefined(target)
+    # without an "@" a name is its own plain name: most calls (every occurrence a query classifies) stop at the test
+    return q == target or (("@" in q or "@" in target) and _redefined(q) == _redefined(target))
 
 
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:

@@ -125,6 +125,13 @@ def test_answers_kept_between_queries_follow_a_refresh(graph: Graph) -> None:
     assert "app.service.again" in {i.symbol.qualname for i in graph.impact("app.models.User.save")}
 
 
+def test_a_refresh_that_finds_nothing_changed_keeps_the_answers(graph: Graph) -> None:
+    first = graph.references("app.models.User.save")
+    graph.refresh()
+    again = graph.references("app.models.User.save")
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))  # served, not recomputed
+
+
 def test_answers_kept_between_queries_follow_another_process_refreshing_the_index(graph: Graph) -> None:
     assert len(graph.callers("app.models.User.save")) == 1
     _add_second_caller(graph.root)

@@ -60,6 +60,11 @@ def _without_gc(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     return run
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
 _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
+# What a long-lived graph (an MCP or assist session) keeps between queries is bounded: decoded facts of this many
+# files (all 2,867 of Django: about 40 MB, more as their bindings get decoded), answers for this many symbols; past
+# either, that cache starts over.
+_MAX_FACT_FILES = 4000
+_MAX_ANSWERS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +92,7 @@ class Graph:
         self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
         self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
         self._bare_occ: dict[Symbol, list[Occurrence]] = {}  # the same without the source lines
+        self._answers: dict[tuple[Any, ...], list[Any]] = {}  # callers and impact, by symbol and arguments
         self._scopes: dict[tuple[int, str], Symbol] = {}
         self._version = self._data_version()
 
@@ -97,6 +103,10 @@ class Graph:
         """Forget the cached answers if another connection (another process's refresh) committed to the index."""
         if self._data_version() != self._version:
             self._forget()
+        if self._facts.files_known() > _MAX_FACT_FILES:
+            self._facts = Resolver(self.conn, self.root)
+        if len(self._occ) + len(self._bare_occ) + len(self._answers) > _MAX_ANSWERS:
+            self._occ, self._bare_occ, self._answers = {}, {}, {}
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -117,9 +127,15 @@ class Graph:
         return cls(path, conn, stats)
 
     def refresh(self, progress: Progress | None = None) -> IndexStats:
-        """Re-parse files changed on disk since the last refresh (cheap when nothing changed)."""
+        """Re-parse files changed on disk since the last refresh (cheap when nothing changed).
+
+        What earlier queries learnt is kept when the refresh wrote nothing (an MCP session refreshes before every
+        query), and dropped as soon as it wrote a row.
+        """
+        before = self.conn.total_changes
         self.stats = indexer.refresh(self.root, self.conn, False, progress=progress)
-        self._forget()
+        if self.conn.total_changes != before:
+            self._forget()
         return self.stats
 
     def close(self) -> None:
@@ -511,9 +527,13 @@ class Graph:
         """Call sites of ``symbol`` with the function (or module) that contains each."""
         self._current()
         sym = self.symbol(symbol)
-        calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
-        self._load_scopes(calls)
-        return [Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+        got = self._answers.get(("callers", sym))
+        if got is None:
+            calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
+            self._load_scopes(calls)
+            got = self._answers[("callers", sym)] = [
+                Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+        return list(got)
 
     def _load_scopes(self, occs: list[Occurrence]) -> None:
         """Read the enclosing definitions of many occurrences in a few statements (one each costs more than the
@@ -588,6 +608,13 @@ class Graph:
         """
         self._current()
         sym = self.symbol(symbol)
+        key = ("impact", sym, max_depth, limit)
+        got = self._answers.get(key)
+        if got is None:
+            got = self._answers[key] = self._impact(sym, max_depth, limit)
+        return list(got)
+
+    def _impact(self, sym: Symbol, max_depth: int, limit: int) -> list[ImpactItem]:
         res = self._facts.fresh()
         seen = {sym.qualname}
         out: list[ImpactItem] = []

@@ -114,6 +114,10 @@ class Resolver:
             self._info[fid] = got
         return got
 
+    def files_known(self) -> int:
+        """How many files' infos this resolver holds decoded (what sharing it between queries costs in memory)."""
+        return len(self._info)
+
     def load_infos(self, fids: list[int]) -> None:
         """Read the infos of many files in a few statements rather than one each (a query visits hundreds)."""
         missing = sorted({f for f in fids if f not in self._info})
@@ -1660,7 +1664,8 @@ def _redefined(q: str) -> str:
 def same_name(q: str, target: str) -> bool:
     """Whether ``q`` is ``target`` or another definition of the same name in the same namespace (a rename renames
     them together: the name is one binding, whichever definition it holds)."""
-    return q == target or _redefined(q) == _redefined(target)
+    # without an "@" a name is its own plain name: most calls (every occurrence a query classifies) stop at the test
+    return q == target or (("@" in q or "@" in target) and _redefined(q) == _redefined(target))
 
 
 def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:

@@ -1,12 +1,14 @@
 """prism, jedi and rope scored against runtime truth: the call sites that really called a set of methods while a
 real project's own test suite ran (recorded with ../shared/tools/callsites.py, a pytest plugin).
 
-    python -m bench.callsites                  # score prism (this checkout and a baseline commit), jedi and rope
+    python -m bench.callsites                  # score prism (this checkout and baseline commits), jedi and rope
     python -m bench.callsites --record         # re-record the truth first (runs each project's test suite)
 
 The truth lives in bench/data/callsites.json (data we produced: projects, commits, targets, call sites); the
 projects' own code is never committed. Check them out at the recorded commits under ``--src`` (default
-/tmp/prism16/src/<project>, e.g. from the ``fetch`` snapshots); a missing checkout is reported and skipped.
+/tmp/calls/src/<project>, e.g. from the ``fetch`` snapshots); a missing checkout is reported and skipped. Recording
+pytest's own suite needs ``src/_pytest/_version.py`` in its checkout (setuptools-scm writes it on install; one line
+``version = "9.1.0.dev0"`` will do); marshmallow's needs ``simplejson`` in the ``--python`` environment.
 
 A *site* is a (file, line) where the calling frame stood when the target's code was entered. Only sites where the
 target's name is written (on that line or the few after it, for a call spread over lines) can be found by a static
@@ -31,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "callsites.json"
 PLUGIN = Path("/work/shared/tools/callsites.py")
-BASELINE = "5c46e76"  # main before issue 16
+BASELINES = "5c46e76,8792e83"  # main before issue 16; main before its second round (pytest, marshmallow added)
 ERRORS: list[str] = []  # peers failing on a target: scored as finding nothing, named in the report
 WINDOW = 4  # a call's name may sit a few lines below where the call expression starts
 
@@ -60,6 +62,33 @@ PROJECTS: dict[str, dict[str, Any]] = {
                     "attr._make:_ClassBuilder.add_eq", "attr._make:_ClassBuilder.add_hash",
                     "attr._make:_ClassBuilder.add_setattr"],
     },
+    "pytest": {
+        "repo": "https://github.com/pytest-dev/pytest",
+        "tests": ["testing/test_mark.py", "testing/test_legacypath.py", "testing/test_nodes.py",
+                  "testing/test_capture.py", "testing/test_monkeypatch.py", "testing/test_skipping.py",
+                  "testing/python/fixtures.py", "testing/test_pytester.py"],
+        # the checkout's own pytest runs its suite: the environment's plugins (pytest-asyncio...) stay out
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "targets": ["_pytest.pytester:Pytester.makepyfile", "_pytest.legacypath:Testdir.makepyfile",
+                    "_pytest.pytester:Pytester.runpytest", "_pytest.legacypath:Testdir.runpytest",
+                    "_pytest.pytester:Pytester.inline_run", "_pytest.legacypath:Testdir.inline_run",
+                    "_pytest.pytester:Pytester.getitem", "_pytest.legacypath:Testdir.getitem",
+                    "_pytest.pytester:RunResult.assert_outcomes", "_pytest.pytester:LineMatcher.fnmatch_lines",
+                    "_pytest.pytester:HookRecorder.assertoutcome", "_pytest.nodes:Node.get_closest_marker",
+                    "_pytest.nodes:Node.add_marker", "_pytest.capture:MultiCapture.readouterr",
+                    "_pytest.capture:CaptureFixture.readouterr", "_pytest.monkeypatch:MonkeyPatch.setenv",
+                    "_pytest.config:Config.getoption"],
+    },
+    "marshmallow": {
+        "repo": "https://github.com/marshmallow-code/marshmallow", "tests": ["tests"],  # needs simplejson
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "targets": ["marshmallow.schema:Schema.dump", "marshmallow.schema:Schema.load",
+                    "marshmallow.schema:Schema.dumps", "marshmallow.schema:Schema.loads",
+                    "marshmallow.schema:Schema.validate", "marshmallow.schema:Schema.from_dict",
+                    "marshmallow.schema:Schema.get_attribute", "marshmallow.fields:Field.serialize",
+                    "marshmallow.fields:Field.deserialize", "marshmallow.fields:Field.get_value",
+                    "marshmallow.utils:get_value", "marshmallow.error_store:ErrorStore.store_error"],
+    },
 }
 
 # Run in a subprocess per prism version: the baseline's src/ or this checkout's on PYTHONPATH.
@@ -86,7 +115,7 @@ def record(name: str, root: Path, python: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "truth.json"
         env = {**os.environ, "CALLSITES_TARGETS": ",".join(spec["targets"]), "CALLSITES_OUT": str(out),
-               "PYTHONPATH": f"{PLUGIN.parent}:src"}
+               "PYTHONPATH": f"{PLUGIN.parent}:src", **spec.get("env", {})}
         cmd = [python, "-m", "pytest", "-p", "callsites", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                *spec["tests"]]
         print(f"recording {name}: {' '.join(cmd)}", flush=True)
@@ -186,10 +215,11 @@ def baseline_src(rev: str) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--src", default="/tmp/prism16/src", help="directory holding one checkout per project")
+    ap.add_argument("--src", default="/tmp/calls/src", help="directory holding one checkout per project")
     ap.add_argument("--record", action="store_true", help="re-record the truth by running each project's tests")
     ap.add_argument("--python", default=sys.executable, help="interpreter with the projects' test deps (--record)")
-    ap.add_argument("--baseline", default=BASELINE, help="the prism commit to compare with (default: %(default)s)")
+    ap.add_argument("--baseline", default=BASELINES,
+                    help="comma-separated prism commits to compare with (default: %(default)s)")
     ap.add_argument("--projects", default=",".join(PROJECTS))
     args = ap.parse_args()
     stored: dict[str, Any] = json.loads(DATA.read_text()) if DATA.exists() else {}
@@ -200,7 +230,7 @@ def main() -> int:
         print(f"note: {PLUGIN} is missing; the stored truth in {DATA.relative_to(REPO)} is scored as recorded.")
     rows: list[list[object]] = []
     details: list[str] = []
-    base = baseline_src(args.baseline)
+    bases = {f"prism @{rev}": baseline_src(rev) for rev in args.baseline.split(",") if rev}
     for name in args.projects.split(","):
         root = Path(args.src) / name
         if not (root / ".git").exists():
@@ -218,10 +248,10 @@ def main() -> int:
             print(f"{name}: checkout is at {git_head(root)}, the truth at {truth['commit']}: skipped")
             continue
         results = {}
-        for tool in ("prism (before)", "prism", "jedi", "rope"):
+        for tool in (*bases, "prism", "jedi", "rope"):
             print(f"{name}: {tool} ...", flush=True)
             try:
-                refs = (prism_refs(root, base, truth) if tool == "prism (before)"
+                refs = (prism_refs(root, bases[tool], truth) if tool in bases
                         else prism_refs(root, REPO / "src", truth) if tool == "prism"
                         else peer_refs(tool, root, name, truth))
                 results[tool] = score(root, truth, refs)
@@ -234,6 +264,7 @@ def main() -> int:
         if "prism" in results:
             miss = results["prism"]["missed"]
             details.append(f"- {name} @ {truth['commit'][:12]} ({truth['repo']}): {len(truth['targets'])} targets, "
+                           f"truth from `{truth['test_command']}`; "
                            f"{results['prism']['implicit']} sites that do not name the target (not scored); "
                            f"prism unconfirmed: " + ("; ".join(miss) if miss else "none"))
     if not rows:
@@ -247,10 +278,10 @@ def main() -> int:
             + "\n\n" + "\n".join(details) + "\n\n"
             + (f"Peer errors (the target scores nothing for that tool): {'; '.join(ERRORS)}\n\n" if ERRORS else "")
             + "Truth: bench/data/callsites.json (call sites recorded by ../shared/tools/callsites.py while each "
-              "project's own test suite ran). prism (before) is commit " + args.baseline + "; jedi and rope have no "
-              "confidence, so every row they give counts as confirmed. Falsely confirmed = a confirmed row on a "
-              "line that really called a same-named decoy target and never this one. Measured on a shared "
-              "2-core machine (load ~15): counts, not timings.\n")
+              "project's own test suite ran). prism @REV is prism at that commit, prism this checkout; jedi and "
+              "rope have no confidence, so every row they give counts as confirmed. Falsely confirmed = a confirmed "
+              "row on a line that really called a same-named decoy target and never this one. Measured on a shared "
+              f"2-core machine (1-minute load {os.getloadavg()[0]:.1f} at the end): counts, not timings.\n")
     print(write_section("callsites", "Runtime call sites: prism vs jedi, rope", "python -m bench.callsites", body))
     return 0
 

@@ -252,13 +252,13 @@ def test_fixture_types_reach_tests_and_fixtures_only(golden) -> None:  # type: i
 
             @pytest.mark.parametrize("engine", [Other()])
             def test_parametrized(engine):
-                engine.run()  # refs: ambiguous(untyped receiver)
+                engine.run()  # the parametrize gives an Other, not the fixture: provably Other.run
 
             @pytest.mark.parametrize("x", [1])
             class TestK:
                 @pytest.mark.parametrize("engine", [Other()])
                 def test_m(self, x, engine):
-                    engine.run()  # refs: ambiguous(untyped receiver)
+                    engine.run()  # an Other too
 
             def not_a_test(engine):  # pytest injects nothing here: its one call passes an Other
                 engine.run()

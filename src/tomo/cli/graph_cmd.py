@@ -16,7 +16,6 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tomo.cli import app
@@ -72,6 +71,8 @@ def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
     if as_json or not console.is_terminal:
         g = _open(root)
     else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
             task = bar.add_task("index", total=None)

@@ -27,6 +27,7 @@ from tomo.prism.pyextract import IMPORT as _IMPORT
 from tomo.prism.pyextract import KWARG as _KWARG
 from tomo.prism.pyextract import MODPATH as _MODPATH
 from tomo.prism.pyextract import STRING as _STRING
+from tomo.prism.pysource import Source, comprehension_element, literal_items
 
 Value = tuple[Any, ...] | None
 
@@ -57,6 +58,18 @@ class FileInfo:
             self._binds[scope] = got
         return got
 
+    def entries(self, scope: str, name: str) -> list[tuple[Any, ...]] | None:
+        """``binds(scope).get(name)``, without decoding the scope's bindings when their bytes cannot hold ``name``:
+        marshal writes a string's first use verbatim, so a name absent from the blob is none of its keys. Looking
+        a name up walks the enclosing scopes, and most of them do not bind it."""
+        got = self._binds.get(scope)
+        if got is None:
+            blob = self.raw.get("binds", {}).get(scope)
+            if isinstance(blob, bytes) and name.encode("utf-8", "surrogatepass") not in blob:
+                return None
+            got = self.binds(scope)
+        return got.get(name)
+
     def get(self, key: str, default: Any = None) -> Any:
         return self.raw.get(key, default)
 
@@ -76,6 +89,20 @@ class Resolver:
         self._stack: set[tuple[Any, ...]] = set()
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
+        self._receiver: dict[tuple[int, str, str, int], Value] = {}
+        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], Value] = {}
+        self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
+        self._builtin_fixtures: dict[str, set[str]] | None = None
+        self._sources: dict[int, Source] = {}
+        self._abstract: dict[str, bool] = {}
+
+    def fresh(self) -> Resolver:
+        """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
+        the same whoever asks) but none of its conclusions, so an answer never depends on the queries before it.
+        Valid while the index is unchanged: a graph makes a new one on every refresh."""
+        r = Resolver(self.conn, self.root)
+        r._info, r._file, r._mod, r._def = self._info, self._file, self._mod, self._def
+        return r
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -86,6 +113,15 @@ class Resolver:
             got = FileInfo(marshal.loads(row[0]) if row and row[0] else {})
             self._info[fid] = got
         return got
+
+    def load_infos(self, fids: list[int]) -> None:
+        """Read the infos of many files in a few statements rather than one each (a query visits hundreds)."""
+        missing = sorted({f for f in fids if f not in self._info})
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
+            for fid, blob in self.conn.execute(
+                    f"SELECT id, info FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                self._info[fid] = FileInfo(marshal.loads(blob) if blob else {})
 
     def file(self, fid: int) -> tuple[str, str, bool, str]:
         got = self._file.get(fid)
@@ -170,6 +206,40 @@ class Resolver:
         self._member[key] = found
         return found
 
+    def overridden_below(self, cls: str, attr: str, found: str) -> str | None:
+        """For a receiver of abstract class ``cls``: a method of a subclass in the index that overrides ``attr``
+        (which ``cls`` finds as ``found``), else None.
+
+        An abstract class has no instances of its own: the receiver is one of its subclasses, and where one of them
+        overrides the method the call may run that override instead. (A concrete class's receiver is read as that
+        class, prism's static reading.)
+        """
+        for (q,) in self.conn.execute("SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,)):
+            owner = q.rsplit(".", 1)[0]
+            if owner != cls and not same_name(q, found) and cls in self.mro(owner):
+                return q if self.is_abstract(cls) else None
+        return None
+
+    def is_abstract(self, cls: str) -> bool:
+        """Whether class ``cls`` keeps an ``@abstractmethod`` (its own or a base's) that nothing below overrides."""
+        got = self._abstract.get(cls)
+        if got is None:
+            got = False
+            for c in self.mro(cls):
+                cd = self.definition(c)
+                info = self.info(cd[0]) if cd is not None else None
+                for q in [q for q, par in info.parents.items() if par == c] if info is not None else ():
+                    d = self.definition(q)
+                    if d is not None and any(x.split("(", 1)[0] in ("abstractmethod", "abc.abstractmethod")
+                                             for x in d[8].get("decorators", [])) \
+                            and same_name(self.member(cls, d[2]) or "", q):
+                        got = True
+                        break
+                if got:
+                    break
+            self._abstract[cls] = got
+        return got
+
     # ---- names -------------------------------------------------------------------------------------------------
 
     def lookup(self, fid: int, scope: str, name: str, line: int) -> Value:
@@ -185,14 +255,18 @@ class Resolver:
         while s is not None:
             kind = kinds.get(s, "module")
             if first or kind != "class":
-                entries = info.binds(s).get(name)
+                entries = info.entries(s, name)
                 if entries:
                     narrowed = self._narrowed(fid, info, s, name, line) if kind in ("function", "method") else None
                     if narrowed is not None:
                         return narrowed
                     if len(entries) > 1 and kind in ("function", "method"):
-                        # branches and loops: straight-line order proves nothing, every assignment must agree
-                        return self._agreeing_local(fid, s, name, entries, line)
+                        # branches and loops: straight-line order proves nothing, every assignment must agree,
+                        # unless the code's structure proves which one reaches this line
+                        agreed = self._agreeing_local(fid, s, name, entries, line)
+                        reached = self._reaching(fid, s, name, entries, line) if first and (
+                            agreed is None or agreed[0] == "union") else None
+                        return self._binding(fid, s, name, reached, line) if reached is not None else agreed
                     if first or len(entries) == 1:
                         return self._binding(fid, s, name, _pick(entries, line), line)
                     return self._enclosing_binding(fid, s, name, entries, line)
@@ -218,13 +292,24 @@ class Resolver:
         first = True
         while s is not None:
             kind = info.kinds.get(s, "module")
-            if (first or kind != "class") and info.binds(s).get(name):
+            if (first or kind != "class") and info.entries(s, name):
                 return True
             first = False
             if kind == "module":
                 return False
             s = info.parents.get(s, self.module_name(fid))
         return False
+
+    def _reaching(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
+                  line: int) -> tuple[Any, ...] | None:
+        """The one assignment of a local bound several times that the code's structure proves reaches ``line``."""
+        d = self.definition(scope)
+        src = self._source(fid)
+        if d is None or src is None:
+            return None
+        at = src.reaching(d[4], name, line)
+        found = [e for e in entries if e[0] == at and e[1] in ("assign", "param")] if at is not None else []
+        return found[0] if len(found) == 1 else None
 
     def _agreeing_local(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]], line: int) -> Value:
         """A local assigned more than once: its binding at ``line`` when every assignment gives the same type."""
@@ -281,6 +366,12 @@ class Resolver:
             first = name if "." in a and a.split(".")[0] == name and a != name else a
             return self._module_value(first)
         if kind == "from":
+            if a == self.module_name(fid) and self.file(fid)[2]:
+                # `from . import fields` in a package's __init__: the submodule (asking the package for its own
+                # attribute would only find this very import again)
+                sub = self._module_value(f"{a}.{b}")
+                if sub is not None and sub[0] == "mod":
+                    return sub
             return self.attribute(self._module_value(a), b)
         if kind == "assign" or kind == "attr":
             info = self.info(fid)
@@ -288,6 +379,10 @@ class Resolver:
                 q = f"{scope}.{name}"
                 if self.definition(q) is not None:
                     return ("def", q)
+            if a is None and kind == "assign":
+                return self._source_bound(fid, scope, name, bline)
+            if a is not None and (a == "yield" or a.startswith("yield ")):
+                return self._sent(fid, scope)
             return ("local", fid, scope, a, b, bline)
         if kind == "param":
             return self._param(fid, scope, name, a, b)
@@ -307,7 +402,7 @@ class Resolver:
             d = self.definition(scope)
             decs = d[8].get("decorators", []) if d else []
             if "staticmethod" in decs:
-                return None
+                return self._private_callers(fid, scope, name, idx) if _private(scope.rsplit(".", 1)[-1]) else None
             if "classmethod" in decs:
                 return ("def", cls)
             return ("inst", cls)
@@ -320,8 +415,13 @@ class Resolver:
                 return inherited
         if self._takes_fixture(fid, scope, name):
             return self.fixture(fid, name, scope)
+        parametrized = self._parametrized(fid, scope, name)
+        if parametrized is not None:
+            return parametrized
         if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
             return self._from_call_sites(fid, scope, name, idx)
+        if _private(scope.rsplit(".", 1)[-1]):
+            return self._private_callers(fid, scope, name, idx)
         return None
 
     def _param_annotation(self, q: str, idx: int) -> tuple[int, str, str | None] | None:
@@ -363,6 +463,58 @@ class Resolver:
             if got is not None and got[2]:
                 return self.type_of_annotation(got[0], got[1], got[2], 1)
         return None
+
+    def _private_callers(self, fid: int, scope: str, name: str, idx: int) -> Value:
+        """An untyped parameter of a private function or method (``_name``: nothing outside its module or class
+        hierarchy calls it), typed by what every call in the index passes to it.
+
+        Proven only when every use of the name in the index is a call that provably reaches this very function
+        (``self._store(...)`` with ``self`` of its class, ``_helper(...)`` bound to it) and each passes a value of
+        one and the same known type; one use prism cannot follow (passed around, an untyped receiver) and the
+        parameter stays unknown.
+        """
+        key = ("private", scope, name)
+        if key in self._stack or self.root is None:
+            return None
+        d = self.definition(scope)
+        info = self.info(fid)
+        if d is None or info.kinds.get(scope) not in ("function", "method"):
+            return None
+        decs = d[8].get("decorators", [])
+        if any(not (_keeps_return(x) or x in ("staticmethod", "classmethod")) for x in decs):
+            return None  # a decorator may change what the callers pass
+        shift = 1 if info.kinds.get(scope) == "method" and "staticmethod" not in decs else 0
+        if idx < shift:
+            return None
+        self._stack.add(key)
+        try:
+            fname = scope.rsplit(".", 1)[-1]
+            found: Value = None
+            for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
+                oinfo = self.info(ofid)
+                for line, col, sidx, recv, flags in marshal.loads(blob):
+                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
+                        continue
+                    oscope = oinfo.scopes[sidx]
+                    if recv is None:
+                        bound = self.lookup(ofid, oscope, fname, line)
+                    else:
+                        rv = self.type_of(self.eval(ofid, oscope, recv, line))
+                        bound = self.attribute(rv, fname) if rv is not None and rv[0] in ("inst", "def") else None
+                    if bound is None or bound[0] not in ("def", "bound"):
+                        return None  # a use prism cannot follow: it may reach this function with anything
+                    if bound[1] != scope:
+                        continue  # another function or method of the same name, provably
+                    if not flags & _CALL:
+                        return None  # passed around: called with anything
+                    arg = _call_argument(self.root / self.file(ofid)[0], line, col + len(fname), idx - shift, name)
+                    v = self.type_of(self.eval(ofid, oscope, arg, line)) if arg else None
+                    if v is None or (found is not None and v != found):
+                        return None
+                    found = v
+            return found
+        finally:
+            self._stack.discard(key)
 
     def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
         """An untyped parameter of a module-level function, typed by what every call in the index passes to it.
@@ -422,6 +574,304 @@ class Resolver:
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).parents.get(scope, self.module_name(fid))
 
+    # ---- loop targets, unpacking, parametrize, generator sends -------------------------------------------------------
+
+    def _source(self, fid: int) -> Source | None:
+        if self.root is None:
+            return None
+        got = self._sources.get(fid)
+        if got is None:
+            got = Source.load(self.root / self.file(fid)[0])
+            self._sources[fid] = got
+        return got
+
+    def long_receiver(self, fid: int, line: int, col: int, name: str) -> str | None:
+        """The receiver of attribute ``name`` at ``line``:``col`` read from the source, for one the index keeps as
+        "?" (too long to store)."""
+        src = self._source(fid)
+        return src.receiver(line, col, name) if src is not None else None
+
+    def _source_bound(self, fid: int, scope: str, name: str, line: int) -> Value:
+        """A ``for`` target or an unpacked name: the type of the element it takes, when the iterable's declared
+        type says it (``items: list[Item]``, ``-> tuple[list[Item], Recorder]``, ``d.items()`` of a
+        ``dict[str, Field]``) or its literal lists every element (``for f in [A(), B()]``: each of them)."""
+        return self._shape_value(self._origin_shape(fid, scope, name, line, 0), 0)
+
+    def _origin_shape(self, fid: int, scope: str, name: str, line: int, depth: int) -> Any:
+        src = self._source(fid)
+        got = src.origin(name, line) if src is not None else None
+        if got is None:
+            return None
+        key = ("origin", fid, name, line)
+        if key in self._stack:
+            return None
+        self._stack.add(key)
+        try:
+            how, text, path = got
+            shape = self._shape(fid, scope, text, line, depth + 1)
+            if how == "for":
+                shape = self._item(shape, depth + 1)
+            for i in path:
+                shape = self._component(shape, i, depth + 1)
+            return shape
+        finally:
+            self._stack.discard(key)
+
+    def _sent(self, fid: int, scope: str) -> Value:
+        """``x = yield ...`` in a generator annotated ``-> Generator[Y, S, R]``: x is what ``send`` passes, an S."""
+        d = self.definition(scope)
+        ann = (d[8].get("ret") or "") if d is not None and d[3] in ("function", "method") else ""
+        text = ann.strip().strip("'\"")
+        if text.split("[", 1)[0].rsplit(".", 1)[-1] != "Generator" or not text.endswith("]"):
+            return None
+        args = _split_top(text[text.index("[") + 1:-1])
+        return self.type_of_annotation(fid, self._parent(fid, scope), args[1], 1) if len(args) == 3 else None
+
+    def _parametrized(self, fid: int, scope: str, name: str) -> Value:
+        """A test parameter that ``@pytest.mark.parametrize`` gives values: known when every value is, as the one
+        type they share or the union of them (a method call on it is confirmed only where all agree)."""
+        d = self.definition(scope)
+        if d is None or not any("parametrize" in x or x == "?" for x in d[8].get("decorators", [])):
+            return None
+        src = self._source(fid)
+        got = src.parametrized(d[4], name) if src is not None else None
+        parent = self._parent(fid, scope)
+        texts: list[str] | None
+        where = (fid, parent, d[4])
+        if isinstance(got, str):  # the values are a list held by a name
+            items = self._literal_of(fid, parent, got, d[4], 0)
+            if items is None:
+                return None
+            where, texts = items[0], items[1]
+        else:
+            texts = got
+        if not texts:
+            return None
+        types = {self.type_of(self.eval(where[0], where[1], t, where[2])) for t in texts}
+        if None in types:
+            return None
+        return types.pop() if len(types) == 1 else ("union", tuple(sorted(types, key=repr)))
+
+    def _literal_of(self, fid: int, scope: str, text: str, line: int,
+                    depth: int) -> tuple[tuple[int, str, int], list[str]] | None:
+        """The element texts of the list or tuple literal a name holds (assigned once), and where to read them."""
+        v = self.eval(fid, scope, text, line, depth + 1)
+        if v is None:
+            return None
+        if v[0] == "local":
+            where, value, name = (v[1], v[2], v[5]), v[3], text
+        elif v[0] == "def":
+            d = self.definition(v[1])
+            if d is None or d[3] != "variable" or d[8].get("ann"):
+                return None
+            where, value, name = (d[0], d[7], d[4]), d[8].get("value"), d[2]
+            if len(self.info(d[0]).binds(d[7]).get(d[2], ())) != 1:
+                return None  # rebound somewhere: which list is in effect is not proven
+        else:
+            return None
+        if value == "?":
+            src = self._source(where[0])
+            value = src.assigned(name, where[2]) if src is not None else None
+        lit = literal_items(value) if value else None
+        return (where, lit[1]) if lit is not None else None
+
+    def _declared(self, fid: int, scope: str, text: str, line: int, depth: int) -> tuple[int, str, str] | None:
+        """(file, scope, annotation) that declares the type of expression ``text``, when one does."""
+        if depth > _MAX_DEPTH or not text:
+            return None
+        ops = _parse(text)
+        if not ops and text.endswith("]"):
+            ops = (("name", ""), ("sub", ""))  # only the last step matters below
+        if not ops:
+            return None
+        op = ops[-1][0]
+        if len(ops) == 1:
+            v = self.lookup(fid, scope, text, line)
+            for e in self.info(fid).binds(scope).get(text, ()):
+                if e[1] == "param" and e[2]:
+                    return fid, self._parent(fid, scope), e[2]
+            if v is not None and v[0] == "local":
+                if v[4] and not _bare_qualifier(v[4]):
+                    return v[1], v[2], v[4]
+                return self._declared(v[1], v[2], v[3], v[5], depth + 1) if v[3] and v[3] != "?" else None
+            if v is not None and v[0] == "def":
+                d = self.definition(v[1])
+                if d is not None and d[3] in ("variable", "attribute") and d[8].get("ann"):
+                    return d[0], d[7], d[8]["ann"]
+            return None
+        if op == "attr":
+            prefix, attr = text[:text.rfind(".")], ops[-1][1]
+            rv = self.type_of(self.eval(fid, scope, prefix, line, depth + 1), depth + 1)
+            if rv is None or rv[0] not in ("inst", "def"):
+                return None
+            m = self.member(rv[1], attr)
+            d = self.definition(m) if m else None
+            if d is None:
+                return None
+            if d[3] in ("variable", "attribute"):
+                if d[8].get("ann") and not _bare_qualifier(d[8]["ann"]):
+                    return d[0], d[7], d[8]["ann"]
+                anns = {a for e in self.info(d[0]).binds(d[7]).get(d[2], ()) if e[1] == "attr"
+                        and (a := self._declared_attr(d[0], e))}  # `self.x = {}  # type: dict[str, F]` declares
+                return (d[0], d[7], anns.pop()) if len(anns) == 1 else None
+            decs = d[8].get("decorators", [])
+            if d[3] == "method" and any(x in _PROPERTY_DECORATORS for x in decs) and d[8].get("ret"):
+                return d[0], d[7], d[8]["ret"]
+            return None
+        if op == "call":
+            open_at = _matching_open(text, "(")
+            if open_at is None:
+                return None
+            v = self.eval(fid, scope, text[:open_at], line, depth + 1)
+            q = v[1] if v is not None and v[0] in ("bound", "def") else None
+            d = self.definition(q) if q else None
+            if d is None or d[3] not in ("function", "method") or not d[8].get("ret"):
+                return None
+            if not all(_keeps_return(x) for x in d[8].get("decorators", [])):
+                return None
+            ret = d[8]["ret"]
+            return None if ret.strip("'\"").rsplit(".", 1)[-1] == "Self" else (d[0], d[7], ret)
+        if op == "sub":
+            open_at = _matching_open(text, "[")
+            if open_at is None:
+                return None
+            decl = self._declared(fid, scope, text[:open_at], line, depth + 1)
+            if decl is None:
+                return None
+            index = text[open_at + 1:-1].strip()
+            got = _value_ann(decl[2]) or (
+                _component_ann(decl[2], int(index)) if index.isdigit() else _item_ann(decl[2], sequence_only=True))
+            return (decl[0], decl[1], got) if got else None
+        return None
+
+    # Shapes: what an iterable holds, as far as it is known. ("ann", fid, scope, text): declared by an annotation;
+    # ("lit", fid, scope, line, texts): a literal whose elements are written out; ("tup", [shapes]): a tuple of
+    # known parts; ("seq", shape): an iterable of one element shape; ("alt", [shapes]): one of several;
+    # ("val", value): a value, nothing more. None: unknown.
+
+    def _shape(self, fid: int, scope: str, text: str, line: int, depth: int) -> Any:
+        if depth > _MAX_DEPTH or not text or text == "?":
+            return None
+        if text[0] in "([{":
+            lit = literal_items(text)
+            if lit is not None:
+                return ("lit", fid, scope, line, lit[1])
+            element = comprehension_element(text)  # its loop variables are bound in this scope too
+            return ("seq", self._shape(fid, scope, element, line, depth + 1)) if element else None
+        if text.isidentifier() and self.info(fid).kinds.get(scope) in ("function", "method"):
+            entries = self.info(fid).binds(scope).get(text) or []
+            e = (_pick(entries, line) if len(entries) == 1 else self._reaching(fid, scope, text, entries, line)
+                 ) if entries else None
+            if e is not None and e[1] == "assign" and e[2] is None:  # itself a loop target or unpacked
+                return self._origin_shape(fid, scope, text, e[0], depth + 1)
+            if e is not None and e[1] == "assign" and len(entries or ()) > 1:  # the one assignment reaching it
+                rhs = e[2]
+                if rhs == "?":
+                    src = self._source(fid)
+                    rhs = src.assigned(text, e[0]) if src is not None else None
+                return self._shape(fid, scope, rhs, e[0], depth + 1) if rhs else None
+        m = _BUILTIN_ITER.fullmatch(text)
+        if m and self.lookup(fid, scope, m.group(1), line) in (None, ("builtin", m.group(1))):
+            args = [a for a in _split_top(m.group(2)) if a and not re.match(r"^\w+\s*=[^=]", a)]
+            if not args or any(a.startswith("*") for a in args):
+                return None
+            items = [self._item(self._shape(fid, scope, a, line, depth + 1), depth + 1) for a in args]
+            if m.group(1) == "enumerate":
+                return ("seq", ("tup", [("val", ("ext", "builtins.int")), items[0]]))
+            if m.group(1) == "zip":
+                return ("seq", ("tup", items))
+            return ("seq", items[0])
+        m = _DICT_VIEW.fullmatch(text)
+        if m:
+            decl = self._declared(fid, scope, m.group(1), line, depth + 1)
+            kv = _mapping_args(decl[2]) if decl is not None else None
+            if decl is not None and kv is not None:
+                key = ("ann", decl[0], decl[1], kv[0])
+                val = ("ann", decl[0], decl[1], kv[1])
+                return ("seq", ("tup", [key, val]) if m.group(2) == "items" else key if m.group(2) == "keys" else val)
+        declared = self._declared(fid, scope, text, line, depth + 1)
+        if declared is not None:
+            return ("ann", *declared)
+        value = self.eval(fid, scope, text, line, depth + 1)
+        if value is not None and value[0] in ("local", "def"):
+            held = self._literal_of(fid, scope, text, line, depth + 1)
+            if held is not None:
+                return ("lit", held[0][0], held[0][1], held[0][2], held[1])
+            rhs = value[3] if value[0] == "local" else None
+            if rhs == "?" and text.isidentifier():  # too long for the index: the source has it
+                src = self._source(value[1])
+                rhs = src.assigned(text, value[5]) if src is not None else None
+            if rhs and rhs != "?":
+                return self._shape(value[1], value[2], rhs, value[5], depth + 1)
+        return ("val", self.type_of(value, depth + 1))
+
+    def _item(self, shape: Any, depth: int) -> Any:
+        """The shape of what iterating ``shape`` gives."""
+        if shape is None or depth > _MAX_DEPTH:
+            return None
+        tag = shape[0]
+        if tag == "ann":
+            fid, scope, ann = shape[1:]
+            if self._declared_class(fid, scope, ann) is None:
+                item = _item_ann(ann)
+                return ("ann", fid, scope, item) if item else None
+            return self._item(("val", self.type_of_annotation(fid, scope, ann, depth + 1)), depth + 1)
+        if tag == "lit":
+            return ("alt", [self._shape(shape[1], shape[2], t, shape[3], depth + 1) for t in shape[4]])
+        if tag == "seq":
+            return shape[1]
+        if tag == "tup":
+            return ("alt", shape[1])
+        if tag == "alt":
+            return ("alt", [self._item(x, depth + 1) for x in shape[1]])
+        v = shape[1]
+        if v is not None and v[0] == "inst":  # an indexed iterable class: `def __iter__(self) -> Iterator[Item]`
+            m = self.member(v[1], "__iter__")
+            d = self.definition(m) if m else None
+            if d is not None and d[8].get("ret") and not d[8].get("decorators"):
+                item = _item_ann(d[8]["ret"])
+                return ("ann", d[0], d[7], item) if item else None
+        return None
+
+    def _component(self, shape: Any, i: int, depth: int) -> Any:
+        """The shape of element ``i`` when ``shape`` is unpacked (``a, b = shape``)."""
+        if shape is None or depth > _MAX_DEPTH:
+            return None
+        tag = shape[0]
+        if tag == "ann":
+            fid, scope, ann = shape[1:]
+            if self._declared_class(fid, scope, ann) is not None:
+                return self._item(shape, depth + 1)
+            part = _component_ann(ann, i)
+            return ("ann", fid, scope, part) if part else None
+        if tag == "lit":
+            return self._shape(shape[1], shape[2], shape[4][i], shape[3], depth + 1) if i < len(shape[4]) else None
+        if tag == "tup":
+            return shape[1][i] if i < len(shape[1]) else None
+        if tag == "alt":
+            return ("alt", [self._component(x, i, depth + 1) for x in shape[1]])
+        return self._item(shape, depth + 1)  # unpacking iterates: `(a,) = items`
+
+    def _shape_value(self, shape: Any, depth: int) -> Value:
+        if shape is None or depth > _MAX_DEPTH:
+            return None
+        tag = shape[0]
+        if tag == "ann":
+            return self.type_of_annotation(shape[1], shape[2], shape[3], depth + 1)
+        if tag in ("lit", "tup", "seq"):
+            return None  # a container: what is asked of it is a builtin's method at most, never an indexed one
+        if tag == "alt":
+            got = {self._shape_value(x, depth + 1) for x in shape[1]}
+            if None in got or not got:
+                return None
+            return got.pop() if len(got) == 1 else ("union", tuple(sorted(got, key=repr)))
+        return shape[1]
+
+    def _declared_class(self, fid: int, scope: str, ann: str) -> str | None:
+        """The indexed class an annotation names (then it is no typing container, whatever it is called)."""
+        v = self.type_of_annotation(fid, scope, ann, 1)
+        return v[1] if v is not None and v[0] == "inst" else None
+
     # ---- pytest fixtures -------------------------------------------------------------------------------------------
 
     def fixture(self, fid: int, name: str, scope: str = "") -> Value:
@@ -453,19 +903,66 @@ class Resolver:
                     continue
                 if best is None or rank < best[0]:
                     best = (rank, q)
-        value = self.returns(best[1], fixture=True) if best else None
+        provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
+        value = self.returns(provider, fixture=True) if provider else None
         self._fixture[key] = value
         return value
 
+    def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
+        """A fixture no test module or conftest.py defines: one a pytest plugin in the index provides.
+
+        The plugins are the modules named by ``pytest_plugins`` in the test module and the conftest.py files above
+        it, and pytest's own (``_pytest.*``, when pytest itself is indexed: its fixtures ``capsys``,
+        ``monkeypatch``... are there for every test). Known only when exactly one of them defines the name.
+        """
+        modules: set[str] = set()
+        for ffid in fids:
+            d = self.definition(f"{self.module_name(ffid)}.pytest_plugins")
+            for m in re.findall(r"[\"']([\w.]+)[\"']", (d[8].get("value") or "") if d and d[3] == "variable" else ""):
+                modules.add(m if self.module_file(m) is not None or self.module_file(f"_pytest.{m}") is None
+                            else f"_pytest.{m}")  # `pytest_plugins = "pytester"`: pytest's own plugin by name
+        found = {q for m in modules if (mfid := self.module_file(m)) is not None
+                 for q in self.info(mfid).get("fixtures", {}).get(name, ())}
+        if not found:
+            if self._builtin_fixtures is None:
+                self._builtin_fixtures = {}
+                for (bfid,) in self.conn.execute(
+                        "SELECT id FROM files WHERE lang='python' AND (module='_pytest' OR module LIKE '\\_pytest.%'"
+                        " ESCAPE '\\')"):
+                    for fname, qs in self.info(bfid).get("fixtures", {}).items():
+                        self._builtin_fixtures.setdefault(fname, set()).update(qs)
+            found = self._builtin_fixtures.get(name, set())
+        return next(iter(found)) if len(found) == 1 else None
+
     # ---- expressions -------------------------------------------------------------------------------------------
+
+    def receiver_type(self, fid: int, scope: str, recv: str, line: int) -> Value:
+        """The type of receiver ``recv`` of an occurrence: ``type_of(eval(...))``, remembered, because classifying
+        one occurrence asks it twice (bound to the name? else why not) and a query may classify it for several
+        symbols of one name."""
+        key = (fid, scope, recv, line)
+        if key in self._receiver:
+            return self._receiver[key]
+        got = self._receiver[key] = self.type_of(self.eval(fid, scope, recv, line))
+        return got
 
     def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
         if not text or text == "?" or depth > _MAX_DEPTH:
             return None
+        wrapped = _METHOD_WRAPPER.fullmatch(text)
+        if wrapped and self.lookup(fid, scope, wrapped.group(1), line) is None:
+            text = wrapped.group(2)  # `maker = staticmethod(make)`: called through the class, it is `make`
+        partial = _PARTIAL.fullmatch(text)
+        if partial and self.eval(fid, scope, partial.group(1), line, depth + 1) == ("ext", "functools.partial"):
+            # `functools.partial(Enum, Color)`: calling it calls Enum; the partial object itself has no methods
+            inner = self.eval(fid, scope, partial.group(2), line, depth + 1)
+            return ("partial", inner) if inner is not None else None
         ops = _parse(text)
         if not ops:
             return None
+        if any(op == "sub" for op, _ in ops):
+            return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
         if key in self._stack:
             return None
@@ -474,6 +971,19 @@ class Resolver:
             return self._eval_ops(fid, scope, ops, line, depth)
         finally:
             self._stack.discard(key)
+
+    def _eval_subscripted(self, fid: int, scope: str, text: str, line: int, depth: int) -> Value:
+        """``s.fields["name"].load``: the item's type from the declared type of what is subscripted (a
+        ``dict[str, Field]`` attribute, a ``list[Item]`` return), then the rest of the chain as usual."""
+        cut = _after_last_subscript(text)
+        if cut is None:
+            return None
+        decl = self._declared(fid, scope, text[:cut], line, depth + 1)
+        value = self.type_of_annotation(*decl, depth + 1) if decl is not None else None
+        rest = _parse("x" + text[cut:])[1:] if cut < len(text) else ()
+        if cut < len(text) and not rest:
+            return None
+        return self._apply(fid, value, rest, depth)
 
     def _eval_ops(self, fid: int, scope: str, ops: tuple[tuple[str, str], ...], line: int, depth: int) -> Value:
         head = ops[0]
@@ -490,6 +1000,16 @@ class Resolver:
             value = self.lookup(fid, scope, head[1], line)
             if value is not None and value[0] == "def" and self.info(fid).kinds.get(scope) == "class":
                 value = self._class_body_value(fid, scope, value, line)
+        if depth == 0 and len(self._stack) == 1 and rest:
+            # evaluated for its own sake (a receiver): what follows the head depends on the head's value alone,
+            # and `Book.objects` is read in hundreds of places of one query
+            key = (value, rest)
+            if key not in self._chain:
+                self._chain[key] = self._apply(fid, value, rest, depth)
+            return self._chain[key]
+        return self._apply(fid, value, rest, depth)
+
+    def _apply(self, fid: int, value: Value, rest: tuple[tuple[str, str], ...], depth: int) -> Value:
         for op, arg in rest:
             if value is None:
                 return None
@@ -568,12 +1088,13 @@ class Resolver:
             return None
         cls, name = d[7], d[2]
         info = self.info(fid)
+        entries = [e for e in info.binds(cls).get(name, []) if e[1] == "attr"]
+        declared = {a for a in (self._declared_attr(fid, e) for e in entries) if a and not _bare_qualifier(a)}
+        if declared:
+            # declared (`self.x: X = ...`, `self.x = {}  # type: dict[str, X]`) in any method: that is the type
+            return self.type_of_annotation(fid, cls, declared.pop(), depth + 1) if len(declared) == 1 else None
         found: Value = None
-        for entry in info.binds(cls).get(name, []):
-            if entry[1] != "attr":
-                continue
-            if entry[3] and not _bare_qualifier(entry[3]):
-                return self.type_of_annotation(fid, cls, entry[3], depth + 1)  # declared: that is the type
+        for entry in entries:
             if entry[2] == "None":
                 continue  # `self.x = None` until set: the other assignments say what it holds
             method = self._method_at(info, cls, entry[0])
@@ -582,6 +1103,16 @@ class Resolver:
                 return None  # assigned something unknown, or different types in different methods
             found = v
         return found
+
+    def _declared_attr(self, fid: int, entry: tuple[Any, ...]) -> str | None:
+        """The annotation of one ``self.x = ...`` assignment, or its ``# type:`` comment (read from the source, for
+        the empty or None values such comments are written on)."""
+        if entry[3]:
+            return str(entry[3])
+        if entry[2] != "None" and _literal_type(entry[2]) is None and entry[2] not in ("set()", "dict()", "list()"):
+            return None
+        src = self._source(fid)
+        return src.type_comment(entry[0]) if src is not None else None
 
     def _method_at(self, info: FileInfo, cls: str, line: int) -> str | None:
         for q, parent in info.parents.items():
@@ -664,6 +1195,8 @@ class Resolver:
             d = self.definition(value[1])
             if d is None or d[3] != "class":
                 return None
+            if tag == "inst" and attr == "__class__":
+                return ("def", value[1])  # `self.__class__.make()`: the class, as `self` is an instance of it
             m = self.member(value[1], attr)
             if m is None:
                 return None
@@ -677,8 +1210,15 @@ class Resolver:
         return None
 
     def call(self, value: Value, depth: int) -> Value:
-        if value is None:
+        if value is None or depth > _MAX_DEPTH:
             return None
+        if value[0] == "partial":
+            return self.call(value[1], depth + 1)
+        if value[0] == "union":  # a parameter given several classes: calling it makes one of their instances
+            got = {self.call(t, depth + 1) for t in value[1]}
+            if None in got:
+                return None
+            return got.pop() if len(got) == 1 else ("union", tuple(sorted(got, key=repr)))
         if value[0] == "bound":
             return self.returns(value[1], depth=depth, self_cls=value[2])
         if value[0] == "ctxenter":  # `with cm() as x`: what the generator yields
@@ -878,6 +1418,99 @@ class Resolver:
         return found
 
 
+_PARTIAL = re.compile(r"((?:functools\.)?partial)\(\s*([A-Za-z_][\w.]*)\s*(?:,.*)?\)", re.S)
+_BUILTIN_ITER = re.compile(r"(enumerate|zip|sorted|reversed|list|tuple|set|frozenset|iter)\((.*)\)", re.S)
+_DICT_VIEW = re.compile(r"(.+)\.(items|keys|values)\(\)", re.S)
+# typing's and the builtins' iterables whose first argument is what iterating gives
+_ITERABLES = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set",
+                        "set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Reversible", "Generator",
+                        "deque", "Deque", "KeysView", "ValuesView"})
+_SEQUENCES = frozenset({"list", "List", "Sequence", "MutableSequence", "deque", "Deque"})
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict"})
+
+
+def _generic(ann: str) -> tuple[str, list[str]] | None:
+    """``typing.List[Item]`` -> ("List", ["Item"]); an optional one (``X | None``, ``Optional[X]``) is X."""
+    text = ann.strip().strip("'\"")
+    if text.startswith("Optional[") and text.endswith("]"):
+        text = text[9:-1]
+    parts = [p for p in _split_top(text, "|") if p != "None"]
+    if len(parts) != 1:
+        return None
+    text = parts[0]
+    if "[" not in text or not text.endswith("]"):
+        return None
+    head = text.split("[", 1)[0].rsplit(".", 1)[-1]
+    return head, _split_top(text[text.index("[") + 1:-1])
+
+
+def _item_ann(ann: str, sequence_only: bool = False) -> str | None:
+    """What iterating (with ``sequence_only``: indexing) a value of annotation ``ann`` gives."""
+    g = _generic(ann)
+    if g is None:
+        return None
+    head, args = g
+    if head in ("tuple", "Tuple"):
+        if len(args) == 2 and args[1] == "...":
+            return args[0]
+        return args[0] if args and len(set(args)) == 1 else None
+    if head in (_SEQUENCES if sequence_only else _ITERABLES | _MAPPINGS):
+        return args[0] if args else None
+    if head == "ItemsView" and len(args) == 2 and not sequence_only:
+        return f"tuple[{args[0]}, {args[1]}]"
+    return None
+
+
+def _component_ann(ann: str, i: int) -> str | None:
+    """Element ``i`` of a value of annotation ``ann`` unpacked: a tuple's own part, else any element."""
+    g = _generic(ann)
+    if g is not None and g[0] in ("tuple", "Tuple") and not (len(g[1]) == 2 and g[1][1] == "..."):
+        return g[1][i] if i < len(g[1]) else None
+    return _item_ann(ann)
+
+
+def _mapping_args(ann: str) -> tuple[str, str] | None:
+    g = _generic(ann)
+    return (g[1][0], g[1][1]) if g is not None and g[0] in _MAPPINGS and len(g[1]) == 2 else None
+
+
+def _value_ann(ann: str) -> str | None:
+    """The value type of a mapping annotation (what ``m[key]`` gives)."""
+    kv = _mapping_args(ann)
+    return kv[1] if kv else None
+
+
+def _matching_open(text: str, opener: str) -> int | None:
+    """Index of the bracket that opens the one closing ``text``."""
+    closer = ")" if opener == "(" else "]"
+    if not text.endswith(closer):
+        return None
+    level = 0
+    for i in range(len(text) - 1, -1, -1):
+        c = text[i]
+        if c in ")]}":
+            level += 1
+        elif c in "([{":
+            level -= 1
+            if level == 0:
+                return i if c == opener and i > 0 else None
+    return None
+
+
+def _after_last_subscript(text: str) -> int | None:
+    """End index of the last top-level ``[...]`` in a dotted chain (``a.b["k"].c()`` -> after ``]``)."""
+    level, end = 0, None
+    for i, c in enumerate(text):
+        if c in "([{":
+            level += 1
+        elif c in ")]}":
+            level -= 1
+            if c == "]" and level == 0:
+                end = i + 1
+    return end
+
+
+_METHOD_WRAPPER = re.compile(r"(staticmethod|classmethod)\(\s*([A-Za-z_][\w.]*)\s*\)")
 # Receivers of these types are never an indexed symbol: `kwargs.get(...)` is not `QuerySet.get`.
 _BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int",
                             "float", "complex", "bool"})
@@ -911,15 +1544,15 @@ def _unsubscript(base: str) -> str:
     return base.split("[", 1)[0] if base.endswith("]") else base
 
 
-def _split_top(text: str) -> list[str]:
-    """Split at the commas outside brackets."""
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at the commas (or ``sep``) outside brackets."""
     out, level, start = [], 0, 0
     for i, c in enumerate(text):
         if c in "([{":
             level += 1
         elif c in ")]}":
             level -= 1
-        elif c == "," and level == 0:
+        elif c == sep and level == 0:
             out.append(text[start:i].strip())
             start = i + 1
     out.append(text[start:].strip())
@@ -948,6 +1581,10 @@ def _callable_args(ann: str, result: bool = False) -> list[str] | None:
     else:
         return None
     return [*args, ret] if result else args
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
 
 
 def _keeps_return(decorator: str) -> bool:
@@ -1044,6 +1681,9 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
     while i < n:
         c = text[i]
         if expect_name:
+            if c == " " and ops:
+                i += 1
+                continue
             j = i
             while j < n and (text[j].isalnum() or text[j] == "_"):
                 j += 1
@@ -1055,6 +1695,8 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
         elif c == ".":
             expect_name = True
             i += 1
+        elif c == " " and ops:
+            i += 1  # a chain over several lines, `b.add_eq()\n .add_order()`, is stored `b.add_eq() .add_order()`
         elif c in "([":
             close = ")" if c == "(" else "]"
             level, j = 0, i

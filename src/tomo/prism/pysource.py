@@ -1,0 +1,361 @@
+"""A Python file's syntax tree, read at query time for the few bindings the stored facts leave untyped.
+
+The index keeps a name bound by a ``for`` loop, by tuple unpacking or by a test's ``parametrize`` without a value
+(storing every iterable and argument list would cost every file the index for a handful of queries). When a query
+meets such a name as a receiver, the resolver asks this module where the value came from: the text of the
+iterable and which element of it, or the argument values the test is called with. Everything returned is source
+text for the resolver to evaluate; nothing here decides a type.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+# (how, expression text, path): "for" (an element of the iterable) or "unpack" (the value itself), then
+# the index of the element taken at each level of nested tuple targets: `for i, (a, b) in x` binds b as (1, 1).
+Origin = tuple[str, str, tuple[int, ...]]
+
+
+_CACHE_SIZE = 256  # files; a query over Django reads a few dozen
+_KEPT = (ast.For, ast.AsyncFor, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class Source:
+    """One file's tree and the lookups over it; a file that does not parse answers nothing."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            data = path.read_bytes()
+            self.tree: ast.Module | None = ast.parse(data, type_comments=True)
+            self._lines = data.decode("utf-8", "replace").splitlines()
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            self.tree, self._lines = None, []
+        self._by_line: dict[int, list[ast.AST]] = {}
+        self._attrs: dict[tuple[int, int], ast.Attribute] | None = None
+
+    @staticmethod
+    def load(path: Path) -> Source:
+        """The file's tree, shared by the queries of this process until the file changes."""
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            return Source(path)
+        got = _CACHE.get(key)
+        if got is None:
+            got = Source(path)
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = got
+        return got
+
+    def receiver(self, line: int, col: int, name: str) -> str | None:
+        """The whole text of the object whose attribute ``name`` is at ``line``:``col`` (in characters): for the
+        receivers too long for the index (a builder chain over many lines)."""
+        if self._attrs is None:
+            self._attrs = {}
+            for node in ast.walk(self.tree) if self.tree is not None else ():
+                if isinstance(node, ast.Attribute) and node.end_lineno is not None and node.end_col_offset is not None:
+                    self._attrs[(node.end_lineno, node.end_col_offset - len(node.attr.encode()))] = node
+        if not 0 < line <= len(self._lines):
+            return None
+        found = self._attrs.get((line, len(self._lines[line - 1][:col].encode())))
+        return ast.unparse(found.value) if found is not None and found.attr == name else None
+
+    def _nodes_at(self, line: int) -> list[ast.AST]:
+        """The loops, assignments, functions and comprehensions that start at ``line``, found by descending only
+        into the statements whose lines hold it (a walk of the whole tree costs more than the query)."""
+        got = self._by_line.get(line)
+        if got is not None:
+            return got
+        got = []
+        body: list[ast.stmt] | None = self.tree.body if self.tree is not None else None
+        while body:
+            st = next((x for x in body if x.lineno <= line <= (x.end_lineno or x.lineno)), None)
+            if st is None:
+                break
+            if st.lineno == line and isinstance(st, _KEPT):
+                got.append(st)
+            for child in ast.iter_child_nodes(st):
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    continue
+                got += [n for n in ast.walk(child) if isinstance(n, ast.comprehension) and n.target.lineno == line]
+            body = next((b for b in _blocks(st) if b[0].lineno <= line <= (b[-1].end_lineno or 0)), None)
+        self._by_line[line] = got
+        return got
+
+    def origin(self, name: str, line: int) -> Origin | None:
+        """Where ``name``, bound at ``line`` by a loop target or an unpacking assignment, takes its value from."""
+        for node in self._nodes_at(line):
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                path = _path_to(node.target, name)
+                if path is not None and not isinstance(node, ast.AsyncFor):
+                    return "for", ast.unparse(node.iter), path
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                path = _path_to(node.targets[0], name)
+                if path:  # a plain `x = ...` is stored with its value already
+                    return "unpack", ast.unparse(node.value), path
+        return None
+
+    def assigned(self, name: str, line: int) -> str | None:
+        """The full text of the value of ``name = <value>`` at ``line`` (the index keeps only short ones)."""
+        for node in self._nodes_at(line):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id == name:
+                return ast.unparse(node.value)
+        return None
+
+    def reaching(self, def_line: int, name: str, line: int) -> int | None:
+        """The line of the one binding of local ``name`` that reaches its use at ``line`` in the function defined
+        at ``def_line``, when the code's structure proves it; else None.
+
+        Walking out from the use: the nearest earlier statement of the same block that binds the name decides,
+        if it is a plain assignment (one that binds it only inside a branch or a loop proves nothing); a ``for``
+        or ``with`` whose target binds it decides for its body. Leaving a loop body, any binding of the name in
+        the loop may come round again; leaving an ``except``/``else``/``finally``, the ``try`` body may have
+        bound it: either way, nothing is proven.
+        """
+        func = next((n for n in self._nodes_at(def_line) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                    None)
+        if func is None:
+            return None
+        path: list[tuple[list[ast.stmt], int, ast.AST]] = []  # (block, index of the statement holding the use, owner)
+        block: list[ast.stmt] = func.body
+        owner: ast.AST = func
+        while True:
+            idx = next((i for i, st in enumerate(block)
+                        if st.lineno <= line <= (st.end_lineno or st.lineno)), None)
+            if idx is None:
+                return None
+            path.append((block, idx, owner))
+            st = block[idx]
+            inner = next((b for b in _blocks(st) if b and b[0].lineno <= line <= (b[-1].end_lineno or 0)), None)
+            if inner is None:
+                break
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                return None  # the use is in a nested scope
+            block, owner = inner, st
+        innermost = path[-1][0][path[-1][1]]
+        comp = _comprehension_binding(innermost, name, line)
+        if comp is not None:
+            return comp if comp > 0 else None  # the use is a comprehension's own variable (or may be)
+        for level in range(len(path) - 1, -1, -1):
+            block, idx, owner = path[level]
+            st = block[idx]
+            inside = path[level + 1][0] if level + 1 < len(path) else None
+            if inside is not None and inside is getattr(st, "body", None) and _binds_in_header(st, name):
+                return st.lineno  # `for x in ...:` / `with ... as x:` around the use
+            for prev in reversed(block[:idx]):
+                if _binds(prev, name):
+                    if isinstance(prev, (ast.Assign, ast.AnnAssign)) and _target_binds(prev, name):
+                        return prev.lineno
+                    return None
+            if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)) and any(
+                    _binds(x, name) for x in owner.body + owner.orelse):
+                return None  # a later binding in the loop comes round again
+            if isinstance(owner, ast.Try) and block is not owner.body and any(_binds(x, name) for x in owner.body):
+                return None
+            if isinstance(owner, ast.Try) and block is not owner.body and any(
+                    _binds(x, name) for h in owner.handlers for x in h.body):
+                return None
+        return None
+
+    def type_comment(self, line: int) -> str | None:
+        """The ``# type: X`` comment of the assignment at ``line`` (PEP 484's annotation for older code)."""
+        for node in self._nodes_at(line):
+            if isinstance(node, ast.Assign) and node.type_comment and not node.type_comment.startswith("ignore"):
+                return node.type_comment.strip()
+        return None
+
+    def parametrized(self, def_line: int, param: str) -> list[str] | str | None:
+        """The values a ``@pytest.mark.parametrize`` on the function defined at ``def_line`` gives ``param``.
+
+        A list of value texts, or the text of the name holding them (``parametrize("f", ALL_FIELDS)``); None when
+        no parametrize names it, when it is ``indirect`` (the values go to a fixture) or when the values are not
+        written out.
+        """
+        for node in self._nodes_at(def_line):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for dec in node.decorator_list:
+                if not (isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize")):
+                    continue
+                args = list(dec.args)
+                kw = {k.arg: k.value for k in dec.keywords if k.arg}
+                names_node = args[0] if args else kw.get("argnames")
+                values_node = args[1] if len(args) > 1 else kw.get("argvalues")
+                names = _argnames(names_node)
+                if names is None or param not in names or values_node is None:
+                    continue
+                if "indirect" in kw and not (isinstance(kw["indirect"], ast.Constant) and not kw["indirect"].value):
+                    return None
+                if not isinstance(values_node, (ast.List, ast.Tuple)):
+                    text = ast.unparse(values_node)
+                    return text if len(names) == 1 and isinstance(values_node, (ast.Name, ast.Attribute)) else None
+                return _column(values_node.elts, names.index(param), len(names))
+        return None
+
+
+def _comprehension_binding(st: ast.stmt, name: str, line: int) -> int | None:
+    """For a use of ``name`` at ``line`` in statement ``st``: None when no comprehension there binds the name (the
+    statements decide); the line of the target that binds it when every use of the name on that line is inside one
+    and the same comprehension that does; 0 when it cannot be told apart."""
+    comps = [c for c in ast.walk(st) if isinstance(c, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+             and c.lineno <= line <= (c.end_lineno or c.lineno)
+             and any(_path_to(g.target, name) is not None for g in c.generators)]
+    if not comps:
+        return None
+    uses = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and n.lineno == line]
+    owners = set()
+    for use in uses:
+        holding = [c for c in comps if any(n is use for n in _comprehension_scope(c))]
+        if not holding:
+            return 0  # this use reads the name outside the comprehension
+        owners.add(id(min(holding, key=lambda c: ((c.end_lineno or 0) - c.lineno, c.end_col_offset or 0))))
+    if len(owners) != 1:
+        return 0
+    comp = next(c for c in comps if id(c) in owners)
+    gen = next(g for g in comp.generators if _path_to(g.target, name) is not None)
+    return gen.target.lineno
+
+
+def _comprehension_scope(c: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> list[ast.AST]:
+    """The nodes evaluated inside a comprehension's own scope: all but its first iterable."""
+    first = set(map(id, ast.walk(c.generators[0].iter)))
+    return [n for n in ast.walk(c) if id(n) not in first]
+
+
+def _blocks(st: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists directly inside a compound statement."""
+    out: list[list[ast.stmt]] = []
+    for field in ("body", "orelse", "finalbody"):
+        b = getattr(st, field, None)
+        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+            out.append(b)
+    for h in getattr(st, "handlers", []) or []:
+        out.append(h.body)
+    for c in getattr(st, "cases", []) or []:
+        out.append(c.body)
+    return out
+
+
+def _target_binds(st: ast.Assign | ast.AnnAssign, name: str) -> bool:
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    return any(_path_to(t, name) is not None for t in targets)
+
+
+def _binds_in_header(st: ast.stmt, name: str) -> bool:
+    if isinstance(st, (ast.For, ast.AsyncFor)):
+        return _path_to(st.target, name) is not None
+    if isinstance(st, (ast.With, ast.AsyncWith)):
+        return any(i.optional_vars is not None and _path_to(i.optional_vars, name) is not None for i in st.items)
+    return False
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether anything in ``node`` (nested functions and classes aside) may bind ``name``."""
+    for n in _walk_scope(node):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
+            return True
+        if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
+            return True
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return True
+        if isinstance(n, ast.ExceptHandler) and n.name == name:
+            return True
+        if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
+            return True
+        if isinstance(n, ast.MatchMapping) and n.rest == name:
+            return True
+    return False
+
+
+def _walk_scope(node: ast.AST) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for ch in ast.iter_child_nodes(n):
+            if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                out.append(ch)  # its name binds here; its body is another scope
+                if not isinstance(ch, ast.Lambda):
+                    todo.extend(ch.decorator_list)
+                continue
+            if isinstance(ch, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                # its variables are its own; its first iterable and any `:=` inside belong to this scope
+                todo.append(ch.generators[0].iter)
+                out += [w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr)]
+                continue
+            todo.append(ch)
+    return out
+
+
+def _argnames(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [n.strip() for n in node.value.split(",") if n.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [str(e.value) for e in node.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _column(rows: list[ast.expr], idx: int, width: int) -> list[str] | None:
+    """Argument ``idx`` of each parameter set: the row itself for one name, its element for several."""
+    out = []
+    for row in rows:
+        if isinstance(row, ast.Call) and ast.unparse(row.func).endswith("param"):  # pytest.param(v, id=...)
+            items: list[ast.expr] = list(row.args)
+        elif width == 1:
+            items = [row]
+        elif isinstance(row, (ast.Tuple, ast.List)):
+            items = list(row.elts)
+        else:
+            return None  # a row computed elsewhere
+        if len(items) != width or any(isinstance(e, ast.Starred) for e in items):
+            return None
+        out.append(ast.unparse(items[idx]))
+    return out or None
+
+
+def _path_to(target: ast.expr, name: str) -> tuple[int, ...] | None:
+    """The element path of ``name`` inside an assignment target; None if it is not there or sits under a star
+    (``a, *rest = x``: rest is a list, not an element)."""
+    if isinstance(target, ast.Name):
+        return () if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        for i, e in enumerate(target.elts):
+            sub = _path_to(e, name)
+            if sub is not None:
+                return (i, *sub)
+    return None
+
+
+def comprehension_element(text: str) -> str | None:
+    """``[f(x) for x in xs]`` (or a set comprehension, a generator expression) -> ``f(x)``: what each element is."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return ast.unparse(node.elt) if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) else None
+
+
+def literal_items(text: str) -> tuple[bool, list[str]] | None:
+    """``[a, b]`` / ``(a, b)`` / ``{a, b}`` -> (is a tuple, element texts); None for anything else or a starred
+    element (its items are not written out)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or any(isinstance(e, ast.Starred) for e in node.elts):
+        return None
+    return isinstance(node, ast.Tuple), [ast.unparse(e) for e in node.elts]
+
+
+_CACHE: dict[tuple[str, int, int], Source] = {}

@@ -78,6 +78,7 @@ def connect(root: Path) -> tuple[sqlite3.Connection, bool]:
     conn.execute("PRAGMA journal_mode=OFF")
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("PRAGMA cache_size=-64000")
+    conn.execute("PRAGMA temp_store=MEMORY")  # the index build sorts every name: in memory, not in temp files
     conn.executescript(_TABLES)
     conn.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (FINGERPRINT,))
     return conn, True

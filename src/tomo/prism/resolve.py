@@ -80,6 +80,7 @@ class Resolver:
         self._builtin_fixtures: dict[str, set[str]] | None = None
         self._sources: dict[int, Source] = {}
         self._abstract: dict[str, bool] = {}
+        self._memo: dict[tuple[str, str, str], Value] = {}
 
     # ---- stored facts --------------------------------------------------------------------------------------------
 
@@ -442,6 +443,8 @@ class Resolver:
         parameter stays unknown.
         """
         key = ("private", scope, name)
+        if key in self._memo:
+            return self._memo[key]
         if key in self._stack or self.root is None:
             return None
         d = self.definition(scope)
@@ -480,6 +483,7 @@ class Resolver:
                     if v is None or (found is not None and v != found):
                         return None
                     found = v
+            self._memo[key] = found
             return found
         finally:
             self._stack.discard(key)

@@ -26,6 +26,16 @@ def test_index_reports_what_it_did(run_tomo, repo: Path) -> None:  # type: ignor
     assert [e["path"] for e in data["errors"]] == ["src/shop/broken.py"]
 
 
+def test_index_verbose_prints_each_phase(run_tomo, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    out = run_tomo("graph", "index", "--verbose", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    lines = {ln.split()[0] for ln in out.stdout.splitlines() if ln.strip()}
+    assert {"walk", "parse", "query", "extract", "write", "index-build"} <= lines
+    out = run_tomo("graph", "index", "--verbose", "--json", "--root", str(repo))
+    data = json.loads(out.stdout)
+    assert data["parsed"] == 0 and "parse" not in data["phases"] and data["phases"]["walk"] >= 0
+
+
 def test_refs_json_rows_have_location_and_confidence(run_tomo, repo: Path) -> None:  # type: ignore[no-untyped-def]
     out = run_tomo("graph", "refs", "Cart.add_item", "--json", "--root", str(repo))
     assert out.returncode == 0, out.stderr

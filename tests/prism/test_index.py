@@ -69,6 +69,31 @@ def test_touch_without_change_is_not_reparsed(tmp_path: Path) -> None:
     g.close()
 
 
+def test_same_size_edit_is_compared_by_content_and_reparsed(tmp_path: Path) -> None:
+    write_project(tmp_path, FILES)
+    g = Graph.open(tmp_path)
+    p = tmp_path / "pkg/core.py"
+    before = p.read_text()
+    p.write_text(before.replace("helper", "helpor"))  # same size, new content
+    st0 = p.stat()
+    os.utime(p, ns=(st0.st_atime_ns, st0.st_mtime_ns + 5_000_000_000))
+    st = g.refresh()
+    assert (st.parsed, st.skipped, st.removed) == (1, 3, 0)
+    assert [s.qualname for s in g.find_symbol("helpor")] == ["pkg.core.helpor"]
+    assert g.find_symbol("pkg.core.helper") == []
+    g.close()
+
+
+def test_phases_are_timed(tmp_path: Path) -> None:
+    write_project(tmp_path, FILES)
+    with Graph.open(tmp_path, workers=1) as g:
+        assert {"walk", "read", "parse", "query", "extract", "encode", "write", "index-build"} <= set(g.stats.phases)
+        assert all(v >= 0 for v in g.stats.phases.values())
+        assert g.stats.phases["parse"] > 0
+    with Graph.open(tmp_path, workers=1) as g:  # nothing changed: nothing parsed, no index built
+        assert "parse" not in g.stats.phases and "index-build" not in g.stats.phases
+
+
 def test_delete_removes_the_file_facts(tmp_path: Path) -> None:
     write_project(tmp_path, FILES)
     g = Graph.open(tmp_path)

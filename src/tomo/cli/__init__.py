@@ -1,28 +1,119 @@
 """The `tomo` command. Each part registers its verbs from its own module; this file only assembles them.
 
 Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits 2.
+
+Start-up: a verb's module is imported only when that verb runs (or its own ``--help`` is asked for), so
+``tomo graph refs`` does not pay for the assistant, the gateway, the MCP SDK or sqlalchemy. :data:`VERBS` names the
+module of each verb and the one line ``tomo --help`` shows for it, so the listing needs none of them; a test renders
+the listing with every module imported and compares. Keep this module, and ``tomo/__init__.py``, free of imports
+beyond typer and the standard library.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
+from typer.core import TyperCommand, TyperGroup
 
 from tomo import __version__
-from tomo.cli.safe import esc  # error messages quote outside text: paths, specs, a provider's words
 from tomo.errors import TomoError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# verb -> (module under tomo.cli, the first paragraph of its help); the order is the order in --help (typer lists
+# the plain commands before the groups). A verb missing here still runs (see LazyGroup.get_command) but is not
+# listed; tests/test_cli_startup.py fails until it is added.
+VERBS: dict[str, tuple[str, str]] = {
+    "assist": ("assist_cmd", "Do a code-graph task with a model: it only calls graph operations and reads receipts; "
+                             "edits apply by handle."),
+    "context-pack": ("context_cmd", "Find the code TASK is about (anchors in the code graph, then BM25) and print "
+                                    "the preamble for a model."),
+    "demo": ("demo_cmd", "Rename across a bundled example project with a scripted model, verify with its tests "
+                         "(no network, no key)."),
+    "exec": ("exec_cmd", "Run COMMAND in the sandbox with --root as its workspace; exit with its exit code "
+                         "(124 on timeout)."),
+    "replay": ("loop_cmd", "Show a saved run transcript as the compact log (or its events as JSON)."),
+    "mcp": ("mcp_cmd", "Serve the code graph over MCP (stdio) for Claude Code, Cursor or any MCP client."),
+    "models": ("models_cmd", "Show the detected default model, the tier table, which providers answer, and local "
+                             "servers' models."),
+    "run": ("run_cmd", "Do TASK with a model in the sandbox: it writes Python/bash blocks (or calls tools), tomo "
+                       "runs them."),
+    "serve": ("serve_cmd", "Run the web console (jobs, workspaces and the assistant) for the people of a team."),
+    "graph": ("graph_cmd", "Code graph: index a repository, find symbols, references, callers; plan and apply "
+                           "renames."),
+    "users": ("serve_cmd", "Manage the people who may log in to the console."),
+    "workspaces": ("serve_cmd", "Register repositories to a tenant for the console."),
+    "team": ("team_cmd", "Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "
+                         "checkpoints every worker and resumes after a crash."),
+}
+
+
+class _Listed(TyperCommand):
+    """A verb whose module is not imported yet: its name and help line, enough for ``tomo --help``."""
+
+
+class LazyGroup(TyperGroup):
+    """The root command: every verb of :data:`VERBS` is listed, and its module imported on first use.
+
+    Listing (``tomo --help``) shows the :class:`_Listed` placeholders; resolving a verb to run it, or to show its
+    own help, imports its module, which registers the real command on :data:`app`, and swaps it in.
+    """
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self._listing = False
+        for verb, (_, line) in VERBS.items():
+            if verb not in self.commands:
+                self.commands[verb] = _Listed(verb, help=line, rich_markup_mode=self.rich_markup_mode)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = self.commands.get(cmd_name)
+        if self._listing:
+            return cmd
+        if isinstance(cmd, _Listed):
+            _load(VERBS[cmd_name][0])
+            self._adopt()
+        elif cmd is None and not _all_loaded:
+            _register()  # a verb some module registers but VERBS does not name yet
+            self._adopt()
+        cmd = self.commands.get(cmd_name)
+        return None if isinstance(cmd, _Listed) else cmd
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def _adopt(self) -> None:
+        """Take the real commands of the modules imported so far in place of their placeholders."""
+        built = typer.main.get_command(app)
+        assert isinstance(built, TyperGroup)
+        for name, cmd in built.commands.items():
+            current = self.commands.get(name)
+            if not isinstance(cmd, _Listed) and (current is None or isinstance(current, _Listed)):
+                self.commands[name] = cmd
 
 app = typer.Typer(
     name="tomo",
     help="Let any chat model work on a code base while the harness keeps the discipline.",
+    cls=LazyGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 
-err_console = Console(stderr=True)
+
+@app.callback()
+def _root() -> None:
+    # A callback keeps `app` a group while `version` is the only command registered (before any verb is loaded).
+    pass
 
 
 @app.command()
@@ -31,15 +122,40 @@ def version() -> None:
     typer.echo(__version__)
 
 
+@functools.cache
+def _err_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "err_console":  # made on first use: printing a version or a help needs no rich console
+        return _err_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def report_error(exc: TomoError) -> None:
     """How every verb shows tomo's own errors: what was wrong, then how to fix it (no traceback)."""
-    err_console.print(f"[bold red]error:[/] {esc(exc.message)}")
+    from tomo.cli.safe import esc  # error messages quote outside text: paths, specs, a provider's words
+
+    console = _err_console()
+    console.print(f"[bold red]error:[/] {esc(exc.message)}")
     if exc.hint:
-        err_console.print(f"[yellow]hint:[/] {esc(exc.hint)}")
+        console.print(f"[yellow]hint:[/] {esc(exc.hint)}")
+
+
+def _load(module: str) -> None:
+    importlib.import_module(f"tomo.cli.{module}")
+
+
+_all_loaded = False
 
 
 def _register() -> None:
-    # Each module adds its commands to `app` when imported; the order here is the order in --help.
+    """Import every verb's module (each adds its commands to `app`); the lazy root needs this only for a verb that
+    :data:`VERBS` does not name. The order here is the order in --help."""
+    global _all_loaded
     from tomo.cli import (  # noqa: F401
         assist_cmd,
         context_cmd,
@@ -54,8 +170,7 @@ def _register() -> None:
         team_cmd,
     )
 
-
-_register()
+    _all_loaded = True
 
 
 def main() -> None:

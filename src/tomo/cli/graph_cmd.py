@@ -16,13 +16,12 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tomo.cli import app
 from tomo.cli.safe import esc, text
 from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
-from tomo.prism.indexer import IndexStats
+from tomo.prism.indexer import PHASES, WORKER_PHASES, IndexStats
 
 graph_app = typer.Typer(
     help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
@@ -65,12 +64,15 @@ def _conf(c: str) -> str:
 
 
 @graph_app.command("index")
-def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
+def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
+              verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time.")) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
     t0 = time.perf_counter()
     if as_json or not console.is_terminal:
         g = _open(root)
     else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
             task = bar.add_task("index", total=None)
@@ -85,9 +87,23 @@ def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt) -> None:
     if as_json:
         _dump({"root": str(root.resolve()), "files": stats.files, "parsed": stats.parsed, "skipped": stats.skipped,
                "removed": stats.removed, "seconds": round(seconds, 3),
-               "errors": [{"path": p, "error": e} for p, e in stats.errors]})
+               "errors": [{"path": p, "error": e} for p, e in stats.errors]}
+              | ({"workers": stats.workers, "phases": {k: round(v, 4) for k, v in stats.phases.items()}}
+                 if verbose else {}))
         return
     _print_stats(stats, seconds)
+    if verbose:
+        _print_phases(stats)
+
+
+def _print_phases(stats: IndexStats) -> None:
+    table = _table("phase", "seconds", "where")
+    for name in PHASES:
+        if name in stats.phases:
+            where = (f"parsing, CPU s over {stats.workers} process(es)" if name in WORKER_PHASES
+                     else "indexing process, wall s")
+            table.add_row(name, f"{stats.phases[name]:.3f}", where)
+    console.print(table)
 
 
 def _print_stats(stats: IndexStats, seconds: float) -> None:

@@ -14,10 +14,11 @@ import builtins
 import marshal
 import operator
 import re
+from bisect import bisect_right
 from typing import Any
 
 import tree_sitter_python as tsp
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 # Flags on a reference occurrence.
 CALL = 1  # the name is the callee of a call
@@ -30,22 +31,26 @@ KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
 _span = operator.attrgetter("start_byte", "end_byte")
+# capture kinds whose order cannot change a fact (each node sets a flag or a key of its own), so they are not sorted;
+# identifiers are sorted by _references, by start only (no two share one)
+_ORDERLESS = frozenset({"id", "attr.name", "call", "kwpat"})
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
-_SELF_CLS = (b"self", b"cls")
+_NEWLINE = re.compile(rb"\n")
 _IDENT_BYTES = re.compile(rb"[A-Za-z_][\w.:]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _FIXTURE_NAME = re.compile(r"\bname\s*=\s*[\"'](\w+)[\"']")
 
 _QUERY = """
-(class_definition name: (identifier) @class.name) @class
-(function_definition name: (identifier) @func.name) @func
+(class_definition name: (identifier)) @class
+(function_definition name: (identifier)) @func
 (decorated_definition) @decorated
 (import_statement) @import
 (import_from_statement) @import
 (attribute attribute: (identifier) @attr.name)
 (keyword_argument name: (identifier) @kwarg)
-(call function: (_) @call.fn)
+(call function: (identifier) @call)
+(call function: (attribute attribute: (identifier) @call))
 (assignment) @asg
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
@@ -201,17 +206,32 @@ class _File:
         self.binds.setdefault(scope, {}).setdefault(name, []).append((line, kind, a, b))
 
 
+def parse(src: bytes) -> Tree:
+    return _setup()[0].parse(src)
+
+
+def captures(tree: Tree) -> dict[str, list[Node]]:
+    """Every capture of the one query, each kind's nodes in source order.
+
+    QueryCursor.captures does not return a kind's nodes in a stable order (it varies from run to run): in source
+    order, the first of two definitions wins every time and the rows are the same on every index.
+    """
+    caps = QueryCursor(_setup()[1]).captures(tree.root_node)
+    for kind, nodes in caps.items():
+        if kind not in _ORDERLESS:
+            nodes.sort(key=_span)
+    return caps
+
+
 def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
-    parser, query = _setup()
-    tree = parser.parse(src)
+    tree = parse(src)
+    return facts(src, module, is_pkg, tree, captures(tree))
+
+
+def facts(src: bytes, module: str, is_pkg: bool, tree: Tree, caps: dict[str, list[Node]]) -> dict[str, Any]:
+    """The facts of a parsed file from its captures (:func:`extract` in steps, so the indexer can time each)."""
     root = tree.root_node
-    # QueryCursor.captures does not return a capture kind's nodes in a stable order (it varies from run to run):
-    # in source order, the first of two definitions wins every time and the rows are the same on every index
-    caps = QueryCursor(query).captures(root)
-    for kind, nodes in caps.items():
-        if kind != "id":  # identifiers are sorted by _references, by start only (no two share one)
-            nodes.sort(key=_span)
     fx = _File(src, module, is_pkg, caps)
     error = _first_error(root) if root.has_error else None
     _scopes(fx)
@@ -284,6 +304,7 @@ def _scopes(fx: _File) -> None:
                 data["ret"] = _short(src, rt)
         if name_node is not None:
             fx.name_scope[name_node.start_byte] = parent
+            fx.ref_flags[name_node.start_byte] = DEF  # the defining occurrence
         fx.defs.append([q, name, real_kind, node.start_point[0] + 1, fx.col_of(name_node) if name_node else 0,
                         node.end_point[0] + 1, parent, data])
     fx.def_index = {d[0]: d for d in fx.defs}
@@ -311,12 +332,10 @@ def _decorators(fx: _File) -> None:
 
 
 def _def_bindings(fx: _File) -> None:
-    """Each def/class binds its name in its parent scope; its name identifier is the defining occurrence."""
+    """Each def/class binds its name in its parent scope (its name got the DEF flag in _scopes)."""
     for d in fx.defs:
         q, name, line, parent = d[0], d[1], d[3], d[6]
         fx.bind(parent, name, line, "def", q)
-    for n in fx.caps.get("class.name", []) + fx.caps.get("func.name", []):
-        fx.ref_flags[n.start_byte] = DEF
 
 
 def _parameters(fx: _File) -> None:
@@ -425,10 +444,18 @@ def _imports(fx: _File) -> None:
 
 def _attributes(fx: _File) -> None:
     """An attribute name's receiver text (``a.b.c``: ``c`` is read on ``a.b``)."""
-    src = fx.src
+    src, ref_recv = fx.src, fx.ref_recv
     for a in fx.caps.get("attr.name", []):
         r = a.prev_named_sibling
-        fx.ref_recv[a.start_byte] = (_value(src, r) or "?") if r is not None else "?"
+        if r is None:
+            ref_recv[a.start_byte] = "?"
+            continue
+        s, e = r.start_byte, r.end_byte
+        if e - s <= MAX_TEXT:  # _value's common case, inline: this runs for every attribute of the file
+            t = src[s:e].decode("utf-8", "replace")
+            ref_recv[a.start_byte] = (" ".join(t.split()) if "\n" in t else t) or "?"
+        else:
+            ref_recv[a.start_byte] = _value(src, r) or "?"
 
 
 def _keyword_arguments(fx: _File) -> None:
@@ -448,13 +475,9 @@ def _keyword_arguments(fx: _File) -> None:
 def _calls(fx: _File) -> None:
     """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag."""
     ref_flags = fx.ref_flags
-    for n in fx.caps.get("call.fn", []):
-        if n.type == "identifier":
-            ref_flags[n.start_byte] = ref_flags.get(n.start_byte, 0) | CALL
-        elif n.type == "attribute":
-            an = n.child_by_field_name("attribute")
-            if an is not None:
-                ref_flags[an.start_byte] = ref_flags.get(an.start_byte, 0) | CALL
+    for n in fx.caps.get("call", []):  # the callee's identifier: `f` in `f()`, `g` in `x.g()`
+        b = n.start_byte
+        ref_flags[b] = ref_flags.get(b, 0) | CALL
 
 
 def _assignments(fx: _File) -> None:
@@ -609,10 +632,11 @@ def _narrowing(fx: _File) -> None:
 
 def _strings(fx: _File) -> None:
     """Identifier-like strings: each word is an occurrence, with the call (or ``__all__``) it appears in."""
-    src = fx.src
+    src, lines, extra_refs = fx.src, fx.lines, fx.extra_refs
+    fullmatch = _IDENT_BYTES.fullmatch
     for n in fx.caps.get("str", []):
         sa, sb = n.start_byte, n.end_byte
-        if sb - sa > 120 or not _IDENT_BYTES.fullmatch(src, sa, sb):
+        if sb - sa > 120 or not fullmatch(src, sa, sb):
             continue
         s = src[sa:sb].decode("utf-8", "replace")
         # context: string_content < string < (argument_list < call) | list/tuple < assignment(__all__)
@@ -620,19 +644,22 @@ def _strings(fx: _File) -> None:
         flags = STRING
         sp = n.parent
         pp = sp.parent if sp is not None else None
-        if pp is not None and pp.type == "argument_list" and pp.parent is not None and pp.parent.type == "call":
-            fn = pp.parent.child_by_field_name("function")
-            ctx = _short(src, fn) or ""
-        elif pp is not None and pp.type in ("list", "tuple") and pp.parent is not None \
-                and pp.parent.type == "assignment":
-            left = pp.parent.child_by_field_name("left")
-            if left is not None and _text(src, left) == "__all__":
-                flags |= ALL
-        line = n.start_point[0] + 1
-        base_col = fx.col_of(n)
-        scope = fx.scope_at(n.start_byte)
+        if pp is not None:
+            ptype = pp.type
+            ppp = pp.parent
+            if ptype == "argument_list" and ppp is not None and ppp.type == "call":
+                ctx = _short(src, ppp.child_by_field_name("function")) or ""
+            elif ptype in ("list", "tuple") and ppp is not None and ppp.type == "assignment":
+                left = ppp.child_by_field_name("left")
+                if left is not None and _text(src, left) == "__all__":
+                    flags |= ALL
+        row, base_col = n.start_point
+        if lines is not None:
+            base_col = fx.col_of(n)
+        scope = fx.scope_at(sa)
+        recv = ctx + "|" + s
         for m in _WORD.finditer(s):
-            fx.extra_refs.append((m.group(), line, base_col + m.start(), scope, ctx + "|" + s, flags))
+            extra_refs.append((m.group(), row + 1, base_col + m.start(), scope, recv, flags))
 
 
 def _body_starts(fx: _File) -> None:
@@ -670,13 +697,17 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
     sstack: list[Scope] = []
     ids = fx.caps.get("id", [])
     ids.sort(key=_start_byte)  # captures do not come in source order; the scope sweep needs it
+    # the hot loop (every identifier of the file): byte offsets only, no Point objects, one str slice per name
+    text = src.decode("ascii") if lines is None else None  # ASCII: byte offsets are str offsets
+    newlines = [m.start() for m in _NEWLINE.finditer(src)]
     for n in ids:
         b = n.start_byte
         if b in skip_ids:
             continue
         e = n.end_byte
+        name = text[b:e] if text is not None else src[b:e].decode("utf-8", "replace")
         recv = ref_recv.get(b)
-        if recv is None and e - b <= 4 and src[b:e] in _SELF_CLS and b not in ref_flags:
+        if recv is None and (name == "self" or name == "cls") and b not in ref_flags:
             continue  # the receiver parameter itself: by far the most common name, never a reference
         # advance the scope sweep (identifiers come in source order)
         while si < nscopes and scopes[si][0] <= b:
@@ -688,14 +719,13 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             sstack.pop()
         scope = sstack[-1][2] if sstack else module
         flags = ref_flags.get(b, 0)
-        name = src[b:e].decode("utf-8", "replace")
         if b in name_scope:
             scope = name_scope[b]
         if lambda_names:
             if recv is None and name in lambda_names and lambda_local(b, name):
                 continue
             head = _WORD.match(recv) if recv is not None else None
-            if head is not None and lambda_local(b, head.group()):
+            if head is not None and head.group() in lambda_names and lambda_local(b, head.group()):
                 recv = f"({recv})"  # the receiver is a lambda parameter: untyped, never resolved outside
         if recv is None and not flags & DEF:
             ln = local_names.get(scope)
@@ -705,9 +735,12 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
                 scope = parent_of_scope[scope]  # `def f(x=x)`, `def f(A: A)`: the header reads the enclosing scope
             if name in _BUILTINS and name not in module_names:
                 continue
-        row, col = n.start_point
+        row = bisect_right(newlines, b)  # the newlines before b: tree-sitter's row
+        col = b - newlines[row - 1] - 1 if row else b
         if lines is not None:
-            col = fx.col_of(n)
+            line_bytes = lines[row]
+            if line_bytes is not None:
+                col = len(line_bytes[:col].decode("utf-8", "replace"))
         occ = (row + 1, col, sidx[scope], recv, flags)
         got = refs.get(name)
         if got is None:

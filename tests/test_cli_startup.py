@@ -1,0 +1,164 @@
+"""The command line imports a verb's part only when that verb runs (issue 15: start-up time).
+
+Each test runs the real entry point (``from tomo.cli import main``, what the console script does) in a fresh
+interpreter and reads back which modules it imported. The figures live in bench/cli_startup.py; these tests hold
+the cause in place: `tomo --help`, `tomo version` and `tomo graph refs` must not import the assistant, the model
+gateway, the engines, the console, the MCP SDK, sqlalchemy or an HTTP client. They also check that the lazy listing
+says exactly what the fully imported command line says, so VERBS cannot drift from the verbs' own help.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tomo_env(**extra: str) -> dict[str, str]:
+    """This checkout's sources first (as tests/conftest.py's run_tomo), and a fixed terminal width."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["COLUMNS"] = "100"
+    env.update(extra)
+    return env
+
+# parts of tomo, and libraries, that only some verbs need; none of them may load for help, version or a graph query
+HEAVY = ("tomo.assist", "tomo.models", "tomo.oi", "tomo.team", "tomo.web", "tomo.store", "tomo.agents",
+         "tomo.config", "tomo.loop", "tomo.tools", "tomo.mcp_server", "tomo.sandbox", "tomo.demo",
+         "mcp", "sqlalchemy", "dbos", "httpx", "starlette", "fastapi", "uvicorn", "anthropic", "openai")
+
+# runs the console script's entry with ARGS, then writes the imported module names to the file named by argv[1]
+PROBE = r"""
+import json, sys
+out, args = sys.argv[1], sys.argv[2:]
+sys.argv = ["tomo", *args]
+code = 0
+try:
+    if args == ["--import-only"]:
+        import tomo.cli
+    else:
+        from tomo.cli import main
+        main()
+except SystemExit as exc:
+    code = exc.code
+with open(out, "w") as f:
+    json.dump(sorted(sys.modules), f)
+sys.exit(code)
+"""
+
+
+def probe(tmp_path: Path, *args: str, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run the entry point in a fresh interpreter; return what it printed and the modules it had imported."""
+    out = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", prelude + PROBE, str(out), *args], capture_output=True, text=True,
+                          env=tomo_env(), stdin=subprocess.DEVNULL, timeout=120)
+    return done, set(json.loads(out.read_text()))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_importing_the_entry_point_imports_no_part_of_tomo(tmp_path: Path) -> None:
+    done, modules = probe(tmp_path, "--import-only")
+    assert done.returncode == 0, done.stderr
+    assert "tomo.cli" in modules  # the probe really imported it
+    assert heavy_in(modules) == []
+    assert not any(m.startswith(("tomo.prism", "tomo.cli.")) for m in modules)
+    assert "rich.console" not in modules and "pydantic" not in modules
+
+
+def test_help_lists_every_verb_without_importing_them(tmp_path: Path) -> None:
+    from tomo.cli import VERBS
+
+    done, modules = probe(tmp_path, "--help")
+    assert done.returncode == 0, done.stderr
+    for verb in ["version", *VERBS]:
+        assert f"│ {verb} " in done.stdout, verb
+    assert heavy_in(modules) == []
+    assert not any(m.startswith(("tomo.prism", "tomo.cli.")) for m in modules)
+
+
+def test_version_imports_no_verb(tmp_path: Path) -> None:
+    done, modules = probe(tmp_path, "version")
+    assert (done.returncode, done.stdout.strip()) == (0, "0.1.0")
+    assert heavy_in(modules) == []
+    assert not any(m.startswith(("tomo.prism", "tomo.cli.", "tree_sitter")) for m in modules)
+
+
+def test_graph_refs_imports_prism_and_nothing_heavier(tmp_path: Path) -> None:
+    root = shutil.copytree(REPO / "examples" / "shop", tmp_path / "shop",
+                           ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
+    done, modules = probe(tmp_path, "graph", "refs", "shop.lines.OrderLine.total", "--json", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {"shop/lines.py", "shop/invoice.py"} <= {r["path"] for r in rows}
+    assert "tomo.prism.graph" in modules and "tomo.cli.graph_cmd" in modules
+    assert heavy_in(modules) == []
+    assert "rich.progress" not in modules  # the index's progress bar, not a query's
+    # only the graph verb's module was imported, not its neighbours
+    assert sorted(m for m in modules if m.startswith("tomo.cli.") and m.endswith("_cmd")) == ["tomo.cli.graph_cmd"]
+
+
+def test_a_verb_imports_its_own_part(tmp_path: Path) -> None:
+    """The other side of laziness: running a verb still loads what it needs (here the team store and sqlalchemy)."""
+    done, modules = probe(tmp_path, "team", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Usage: tomo team" in done.stdout and "resume" in done.stdout
+    assert {"tomo.cli.team_cmd", "sqlalchemy"} <= modules
+    assert "tomo.cli.graph_cmd" not in modules
+
+
+def test_unknown_verb_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    done, _ = probe(tmp_path, "grpah")
+    assert done.returncode == 2
+    assert "No such command 'grpah'" in done.stderr and "Did you mean 'graph'?" in done.stderr
+
+
+# imports every verb's module before the command line is built: the eager command line of before issue 15
+EAGER = "import tomo.cli; tomo.cli._register()\n"
+
+
+def test_lazy_listing_is_the_eager_listing(tmp_path: Path) -> None:
+    """VERBS (names, order, help lines) says exactly what the verbs' modules register; a new verb fails here until
+    it has its row."""
+    lazy, _ = probe(tmp_path, "--help")
+    eager, modules = probe(tmp_path, "--help", prelude=EAGER)
+    assert "tomo.cli.team_cmd" in modules  # the eager run really imported every verb
+    assert lazy.returncode == eager.returncode == 0
+    assert lazy.stdout == eager.stdout
+
+
+HELP_OF_EVERY_VERB = r"""
+import json, sys
+from typer.testing import CliRunner
+import tomo.cli
+if sys.argv[1] == "eager":
+    tomo.cli._register()
+runner = CliRunner()
+helps = {}
+for verb in tomo.cli.VERBS:
+    res = runner.invoke(tomo.cli.app, [verb, "--help"], prog_name="tomo", env={"COLUMNS": "100"})
+    helps[verb] = [res.exit_code, res.output]
+print(json.dumps(helps))
+"""
+
+
+def test_every_verb_help_is_the_eager_help() -> None:
+    """`tomo VERB --help` loads the verb and shows all its options and sub-commands, as the eager command line did."""
+    runs = {}
+    for mode in ("lazy", "eager"):
+        done = subprocess.run([sys.executable, "-c", HELP_OF_EVERY_VERB, mode], capture_output=True, text=True,
+                              env=tomo_env(), timeout=120)
+        assert done.returncode == 0, done.stderr
+        runs[mode] = json.loads(done.stdout)
+    assert runs["lazy"] == runs["eager"]
+    for verb, (code, text) in runs["lazy"].items():
+        assert code == 0 and f"Usage: tomo {verb}" in text, (verb, text)
+    assert "│ refs " in runs["lazy"]["graph"][1] and "│ rename-plan " in runs["lazy"]["graph"][1]
+    assert "│ add  " in runs["lazy"]["users"][1] and "--apply-ambiguous" in runs["lazy"]["assist"][1]

@@ -95,6 +95,7 @@ class Resolver:
         self._builtin_fixtures: dict[str, set[str]] | None = None
         self._sources: dict[int, Source] = {}
         self._abstract: dict[str, bool] = {}
+        self._memo: dict[tuple[str, str, str], Value] = {}
 
     def fresh(self) -> Resolver:
         """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
@@ -478,6 +479,8 @@ class Resolver:
         parameter stays unknown.
         """
         key = ("private", scope, name)
+        if key in self._memo:
+            return self._memo[key]
         if key in self._stack or self.root is None:
             return None
         d = self.definition(scope)
@@ -516,6 +519,7 @@ class Resolver:
                     if v is None or (found is not None and v != found):
                         return None
                     found = v
+            self._memo[key] = found
             return found
         finally:
             self._stack.discard(key)

@@ -11,7 +11,9 @@ through the console script's own entry (`from tomo.cli import main`). Peers in t
 
 --baseline REV also measures the tomo of another commit (its src/ exported with `git archive`) in the same run, so
 before and after share the machine's noise. --python PY also measures this checkout's tomo under another
-interpreter, e.g. a venv (`--system-site-packages`) holding another typer. Each tomo under test gets its own copies
+interpreter, e.g. a venv holding another typer (`python -m venv --system-site-packages /tmp/t28 &&
+/tmp/t28/bin/pip install --no-deps typer==0.28.0`: the last typer before 0.29 coerced every parameter through
+pydantic). Each tomo under test gets its own copies
 of the projects, indexed once before measuring, so every `graph refs` reads a warm index.
 
 Bytecode: every command runs with Python's bytecode cache on, kept in a private PYTHONPYCACHEPREFIX (an installed

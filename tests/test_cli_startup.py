@@ -120,6 +120,25 @@ def test_unknown_verb_is_refused_with_a_suggestion(tmp_path: Path) -> None:
     assert "No such command 'grpah'" in done.stderr and "Did you mean 'graph'?" in done.stderr
 
 
+# a part whose module registers a verb that VERBS does not name (yet): _register() imports it with the others
+UNLISTED = """
+import tomo.cli
+_import_all = tomo.cli._register
+def _register():
+    _import_all()
+    @tomo.cli.app.command("unlisted")
+    def unlisted() -> None:
+        print("the unlisted verb ran")
+tomo.cli._register = _register
+"""
+
+
+def test_a_verb_missing_from_verbs_still_runs(tmp_path: Path) -> None:
+    done, modules = probe(tmp_path, "unlisted", prelude=UNLISTED)
+    assert (done.returncode, done.stdout) == (0, "the unlisted verb ran\n"), done.stderr
+    assert "tomo.cli.team_cmd" in modules  # found by importing every part, as before issue 15
+
+
 # imports every verb's module before the command line is built: the eager command line of before issue 15
 EAGER = "import tomo.cli; tomo.cli._register()\n"
 

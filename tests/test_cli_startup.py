@@ -82,6 +82,9 @@ def test_help_lists_every_verb_without_importing_them(tmp_path: Path) -> None:
         assert f"│ {verb} " in done.stdout, verb
     assert heavy_in(modules) == []
     assert not any(m.startswith(("tomo.prism", "tomo.cli.")) for m in modules)
+    bare, modules = probe(tmp_path)  # no verb at all: the same listing, as a usage error
+    assert bare.returncode == 2 and "│ graph " in bare.stdout + bare.stderr
+    assert heavy_in(modules) == []
 
 
 def test_version_imports_no_verb(tmp_path: Path) -> None:

@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 
 try:
+    from bench import _prism_queries as queries
     from bench._report import table, write_section
 except ImportError:  # run as `python bench/prism_index.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench import _prism_queries as queries
     from bench._report import table, write_section
 
 PROJECTS = {
@@ -95,7 +97,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
-    rows, qrows = [], []
+    rows, qrows, wide = [], [], []
     started = time.strftime("%H:%M:%S")
     loads = [load()]
     for name, (spec, symbols) in PROJECTS.items():
@@ -115,6 +117,8 @@ def main() -> None:
             qrows.append([s, q[0]["refs"], q[0]["confirmed"], f"{min(x['first_s'] for x in q) * 1000:.1f}",
                           f"{min(x['median_s'] for x in q) * 1000:.1f}"])
         print(rows[-1], flush=True)
+        wide += queries.rows(root, symbols + queries.WIDE.get(name, []), args.repeats)
+        loads.append(load())
     body = (
         table(["project", "files", "files with syntax errors", "cold index s (best / median)",
                "cold CPU s (all procs)", "no-change refresh ms (in process)",
@@ -124,6 +128,7 @@ def main() -> None:
         + f"\n\nGoals (issue 4, Django): cold < 5 s on 2 cores, peak < 500 MB, no-change refresh < 0.5 s, references "
           f"query < 50 ms. Load average during the run (started {started}): {', '.join(loads)}; on a shared machine "
           "wall time is inflated, CPU seconds are the steadier figure (2 cores: wall >= CPU / 2)."
+        + "\n\n" + table(queries.HEADERS, wide) + "\n\n" + queries.NOTE
     )
     if args.no_write:
         print(body)

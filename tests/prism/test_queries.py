@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,43 @@ def test_impact_of_a_constructor_includes_instantiations(graph: Graph) -> None:
     graph.refresh()
     assert [(i.symbol.qualname, i.via) for i in graph.impact("app.models.Box.__init__")] == [
         ("app.box_user.make", "call")]
+
+
+def _add_second_caller(root: Path) -> None:
+    service = root / "app/service.py"
+    service.write_text(service.read_text() + "\n\ndef again():\n    User().save()\n")
+
+
+def test_answers_kept_between_queries_follow_a_refresh(graph: Graph) -> None:
+    for query in (graph.references, graph.callers, graph.impact):
+        query("app.models.User.save")  # remembered: the next ones must not be served from before the change
+    _add_second_caller(graph.root)
+    graph.refresh()
+    assert [(c.symbol.qualname, c.reference.line) for c in graph.callers("app.models.User.save")] == [
+        ("app.service.register", 6), ("app.service.again", 15)]
+    assert ("app/service.py", 15) in {(r.path, r.line) for r in graph.references("app.models.User.save")}
+    assert "app.service.again" in {i.symbol.qualname for i in graph.impact("app.models.User.save")}
+
+
+def test_answers_kept_between_queries_follow_another_process_refreshing_the_index(graph: Graph) -> None:
+    assert len(graph.callers("app.models.User.save")) == 1
+    _add_second_caller(graph.root)
+    with Graph.open(graph.root) as other:  # another connection re-indexes the changed file and commits
+        assert len(other.callers("app.models.User.save")) == 2
+    assert [c.symbol.qualname for c in graph.callers("app.models.User.save")] == [
+        "app.service.register", "app.service.again"]
+
+
+def test_a_query_leaves_the_garbage_collector_as_it_found_it(graph: Graph) -> None:
+    assert gc.isenabled()
+    graph.impact("app.models.User.validate")
+    assert gc.isenabled()
+    with pytest.raises(PrismError):
+        graph.references("app.models.NoSuchThing")  # an error leaves it restored too
+    assert gc.isenabled()
+    gc.disable()  # an application that runs without the collector keeps it off
+    try:
+        graph.callers("app.models.User.save")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

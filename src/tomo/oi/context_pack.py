@@ -84,8 +84,6 @@ class Weights:
     title: float = 2.0  # BM25 again on the task's first line (an issue's title says what it is about)
     span: float = 0.0  # BM25 of the best function body in each of the span_top best files (a file-level rerank)
     span_top: int = 30
-    semantic: float = 0.0  # all-MiniLM-L6-v2 similarity of the task and each top file's summary (needs the model)
-    semantic_top: int = 20  # how many of the best files get a summary embedded
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True
@@ -255,8 +253,6 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
                 ev.file(path, weight * s / top, "")
     if weights.span:
         _span_signal(graph.root, idx, retrieval, task, ev, weights)
-    if weights.semantic:
-        notes += _semantic(idx, retrieval, task, ev, weights)
     if weights.use_anchors and weights.refs:
         _uses(idx, anchors, ev, weights)
     if lsp is not None:
@@ -324,57 +320,6 @@ def _span_signal(root: Path, idx: _Index, retrieval: Retrieval, task: str, ev: _
     top_s = max(best.values()) or 1.0
     for path, s in best.items():
         ev.file(path, w.span * s / top_s, "")
-
-
-_EMBEDDERS: dict[str, object] = {}  # model folder -> the model, loaded once a process (about a second and 90 MB)
-
-
-def _semantic(idx: _Index, retrieval: Retrieval, task: str, ev: _Evidence, w: Weights) -> list[str]:
-    """Sentence-embedding similarity of the task and the summaries of the ``semantic_top`` best files so far.
-
-    A file's summary is its module path in words and the names it defines (classes, then functions), the part of a
-    file an embedding of 256 word pieces can hold; vectors are cached by content hash in the token index.
-    """
-    import numpy as np
-
-    from tomo.oi.context_embed import EmbedUnavailable, MiniLM, model_dir
-
-    try:
-        where = model_dir()
-        model = _EMBEDDERS.get(str(where))
-        if model is None:
-            model = _EMBEDDERS[str(where)] = MiniLM(where)
-    except (EmbedUnavailable, OSError, ValueError, KeyError) as exc:
-        return [f"semantic signal not used: {exc}"]
-    assert isinstance(model, MiniLM)
-    top = [p for p, _ in sorted(ev.files.items(), key=lambda kv: (-kv[1], kv[0])) if not is_test_path(p)]
-    top = top[: w.semantic_top]
-    hashes = {p: retrieval.hashes.get(p, "") for p in top}
-    tag = f"minilm-summary-1:{model.fingerprint}"
-    cached = retrieval.vectors(tag, [h for h in hashes.values() if h])
-    todo = [p for p in top if hashes[p] not in cached]
-    if todo:
-        vecs = model.encode([file_summary(idx, p) for p in todo])
-        fresh = {hashes[p]: vecs[i].tobytes() for i, p in enumerate(todo) if hashes[p]}
-        retrieval.put_vectors(tag, fresh)
-        cached.update(fresh)
-    q = model.encode([task])[0]
-    sims = {p: float(np.frombuffer(cached[hashes[p]], dtype=np.float32) @ q) for p in top if hashes[p] in cached}
-    if not sims:
-        return []
-    lo, hi = min(sims.values()), max(sims.values())
-    for p, s in sims.items():
-        ev.file(p, w.semantic * (s - lo) / ((hi - lo) or 1.0), "")
-    return []
-
-
-def file_summary(idx: _Index, path: str) -> str:
-    """What the embedding sees of a file: its path as words, then the classes and functions it defines."""
-    defs = idx.defs_in(path)
-    classes = [d.local for d in defs if d.kind == "class"]
-    funcs = [d.local for d in defs if d.kind in ("function", "method") and not d.name.startswith("_")]
-    words = " ".join(path_tokens(path))
-    return f"{words}. classes: {', '.join(classes[:30])}. functions: {', '.join(funcs[:80])}"
 
 
 def _expansion_terms(idx: _Index, anchors: list[Anchor]) -> list[str]:

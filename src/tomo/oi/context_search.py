@@ -75,8 +75,7 @@ class Retrieval:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._schema()
-        self.hashes = dict(files)
-        self._sync(self.hashes)
+        self._sync(dict(files))
 
     def _schema(self) -> None:
         c = self.conn
@@ -89,8 +88,6 @@ class Retrieval:
         c.execute("CREATE TABLE IF NOT EXISTS docs(id INTEGER PRIMARY KEY, path TEXT UNIQUE, hash TEXT)")
         c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, tokenize='unicode61')")
         c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(fts, 'row')")
-        # the optional semantic signal's cache: a file's summary vector, by content hash and model
-        c.execute("CREATE TABLE IF NOT EXISTS vectors(hash TEXT, model TEXT, vec BLOB, PRIMARY KEY(hash, model))")
 
     def _sync(self, files: dict[str, str]) -> None:
         known = {p: (i, h) for i, p, h in self.conn.execute("SELECT id, path, hash FROM docs")}
@@ -115,19 +112,6 @@ class Retrieval:
         except BaseException:
             c.execute("ROLLBACK")
             raise
-
-    def vectors(self, model: str, hashes: list[str]) -> dict[str, bytes]:
-        """Cached vectors (raw float32 bytes) of the files with these content hashes."""
-        out: dict[str, bytes] = {}
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i : i + 500]
-            q = f"SELECT hash, vec FROM vectors WHERE model=? AND hash IN ({','.join('?' * len(chunk))})"
-            out.update(dict(self.conn.execute(q, [model, *chunk]).fetchall()))
-        return out
-
-    def put_vectors(self, model: str, items: dict[str, bytes]) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES(?, ?, ?)",
-                              [(h, model, v) for h, v in items.items()])
 
     def close(self) -> None:
         self.conn.close()

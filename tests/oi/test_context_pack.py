@@ -10,7 +10,9 @@ from subprocess import CompletedProcess
 
 import pytest
 
-from tomo.oi.context_pack import Pack, build, estimate_tokens, is_test_path
+from tomo.oi.context_pack import Pack, Weights, build, estimate_tokens, is_aside_path, is_test_path, rank
+from tomo.oi.context_search import Retrieval
+from tomo.prism import Graph
 
 FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
 
@@ -122,3 +124,38 @@ def test_cli_bad_input_says_what_was_wrong(repo: Path, tmp_path: Path,
     assert r.returncode == 2 and "task text is empty" in r.stderr
     r = run_tomo("context-pack", "x", "--root", str(tmp_path / "nope"))
     assert r.returncode == 2 and "not a directory" in r.stderr
+
+
+def _rank(repo: Path, task: str, **weights: object) -> Pack:
+    with Graph.open(repo) as graph:
+        retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
+        try:
+            return rank(graph, retrieval, task, weights=Weights(**weights))  # type: ignore[arg-type]
+        finally:
+            retrieval.close()
+
+
+def test_a_test_name_points_at_the_code_under_test(repo: Path) -> None:
+    (repo / "tests" / "test_inventory.py").write_text("def test_release_twice():\n    assert True\n")
+    task = "test_release_twice fails after the last change"
+    pack = _rank(repo, task)
+    assert pack.files[0] == "shop/inventory.py"
+    why = " ".join(pack.reasons["shop/inventory.py"])
+    assert "module under test of `test_release_twice`" in why and "defines `release`" in why
+    assert pack.tests[0] == "tests/test_inventory.py"
+    off = _rank(repo, task, test_map=0.0)
+    assert "module under test" not in " ".join(off.reasons.get("shop/inventory.py", []))
+
+
+def test_the_title_line_weighs_more_than_the_rest(repo: Path) -> None:
+    task = ("Warehouse units go below zero\n\n"
+            "Seen in a receipt email to the customer over SMTP; the receipt email is sent.")
+    assert _rank(repo, task).files[0] == "shop/inventory.py"
+    assert _rank(repo, task, title=0.0).files[0] == "shop/mailer.py"  # the body's words win without the title
+
+
+def test_files_beside_the_product_are_recognised() -> None:
+    assert is_aside_path("docs/conf.py") and is_aside_path("examples/plot/demo.py")
+    assert is_aside_path("pkg/benchmarks/bench_io.py") and is_aside_path("asv_bench/benchmarks/x.py")
+    assert not is_aside_path("django/db/models/query.py") and not is_aside_path("setup.py")
+    assert not is_aside_path("sphinx/ext/autodoc/__init__.py")  # a name inside a package is not a directory rule

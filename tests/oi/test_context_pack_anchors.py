@@ -95,3 +95,17 @@ def test_identifier_parts() -> None:
 def test_text_without_anchors() -> None:
     assert extract("") == []
     assert [a for a in extract("it is slow and nobody knows why") if a.kind != "name"] == []
+
+
+def test_a_name_said_on_several_lines_counts_them_and_a_traceback_echo_does_not() -> None:
+    text = """`Stock.reserve` goes negative.
+Calling reserve twice makes it worse,
+and reserve never checks the units (reserve, reserve: one line counts once).
+Traceback (most recent call last):
+  File "shop/inventory.py", line 14, in release
+    self.units[product] += release_units
+"""
+    names = _by(extract(text), "name")
+    assert names["reserve"].count == 3  # on three lines (a code span, prose twice)
+    assert names["release"].count == 1  # only in the frame and its source line: an echo, not emphasis
+    assert names["Stock"].count == 1

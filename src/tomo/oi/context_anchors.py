@@ -57,6 +57,7 @@ class Anchor:
     line: int = 0
     function: str = ""
     order: int = 0
+    count: int = 1  # names: on how many lines the task says it, a traceback left out (repeated = emphasised)
 
 
 def identifier_parts(ident: str) -> list[str]:
@@ -128,7 +129,28 @@ def extract(text: str) -> list[Anchor]:
         msg = m.group(1).strip()
         if " " in msg and not msg.startswith(("http", "/")):
             add(Anchor("message", msg, WEIGHTS["message"] * 0.75))
-    return sorted(found.values(), key=lambda a: a.order)
+    counts = _mentions(text, {a.text for a in found.values() if a.kind == "name"})
+    out = [Anchor(a.kind, a.text, a.weight, a.line, a.function, a.order, counts.get(a.text, 1))
+           if a.kind == "name" and counts.get(a.text, 1) > 1 else a for a in found.values()]
+    return sorted(out, key=lambda a: a.order)
+
+
+def _mentions(text: str, names: set[str]) -> dict[str, int]:
+    """On how many lines of ``text`` each name appears as a word, a pasted traceback's frames and their source
+    lines left out (a stack repeats names by echo, not emphasis)."""
+    lines = text.splitlines()
+    skip: set[int] = set()
+    for i, line in enumerate(lines):
+        if _FRAME_PY.search(line) or _FRAME_PYTEST.match(line):
+            skip.update((i, i + 1))
+    words: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if i in skip:
+            continue
+        for w in set(_IDENT.findall(line)):
+            if w in names:
+                words[w] = words.get(w, 0) + 1
+    return words
 
 
 def _scan(chunk: str, weight: float, add: object, *, code: bool) -> None:

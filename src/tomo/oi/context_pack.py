@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tomo.oi import context_anchors
 from tomo.oi.context_anchors import Anchor
-from tomo.oi.context_search import Retrieval, bm25_spans, tokens
+from tomo.oi.context_search import Retrieval, bm25_spans, path_tokens, tokens
 from tomo.prism import Graph
 from tomo.prism.indexer import Progress
 
@@ -42,6 +42,15 @@ def is_test_path(path: str) -> bool:
     stem = name.rsplit(".", 1)[0]
     return (stem.startswith("test_") or stem.endswith(("_test", "_tests")) or name in _TEST_NAMES
             or "/tests/" in f"/{path}")
+_ASIDE_DIRS = frozenset({"doc", "docs", "example", "examples", "benchmarks", "benchmark", "asv_bench", "bench",
+                         "scripts", "tools", "tutorials", "galleries", "gallery", "build_tools", "ci", "maint_tools"})
+
+
+def is_aside_path(path: str) -> bool:
+    """A file beside the product: under docs/, examples/, benchmarks/, scripts/, tools/... (any directory level)."""
+    return any(part in _ASIDE_DIRS for part in path.split("/")[:-1])
+
+
 CHARS_PER_TOKEN = 4  # the usual estimate for code; said so in the preamble's size, never used to bill anyone
 
 
@@ -64,6 +73,17 @@ class Weights:
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
     fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
     loose: float = 0.5  # factor for a file outside any package (a script, an example, docs/conf.py)
+    aside: float = 0.5  # factor for a file under docs/, examples/, benchmarks/, scripts/, tools/ (seldom the fix)
+    frames_in_repo: bool = True  # a frame's depth counts among the frames that resolve in the repo only
+    test_map: float = 0.5  # a test name also names the code under test: test_foo_bar -> foo_bar, TestFoo -> Foo
+    expand: float = 0.5  # BM25 on the module-path tokens of the files defining the task's rarest names
+    fusion: str = "sum"  # "sum": weighted evidence added up; "rrf": reciprocal-rank fusion of the signals' rankings
+    rrf_k: float = 10.0
+    path_weight: float = 2.0  # how much a path token counts against a body token in BM25
+    mentions: float = 0.3  # a name given n times weighs (1 + mentions * log2(n)) times as much
+    title: float = 2.0  # BM25 again on the task's first line (an issue's title says what it is about)
+    span: float = 0.0  # BM25 of the best function body in each of the span_top best files (a file-level rerank)
+    span_top: int = 30
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True
@@ -203,6 +223,7 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     ev = _Evidence()
     anchors = context_anchors.extract(task)
     notes: list[str] = []
+    signals: list[tuple[dict[str, float], float]] = []  # (file scores, weight) of each retrieval signal
     if weights.use_anchors:
         _resolve(idx, retrieval, anchors, ev, weights)
         if weights.anchor_scale and ev.files:  # the best-anchored file gets anchor_scale, others in proportion
@@ -210,19 +231,28 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
             for path in ev.files:
                 ev.files[path] *= weights.anchor_scale / top
     if weights.use_bm25:
-        hits = retrieval.search(task, variants=weights.variants)
-        if hits:
-            top = hits[0][1]
-            for path, s in hits:
-                ev.file(path, weights.bm25 * s / top, "")
+        signals.append((dict(retrieval.search(task, variants=weights.variants, path_weight=weights.path_weight)),
+                        weights.bm25))
         if weights.bm25_code:  # the same, on the code-like words only: prose cannot drown them
             code_terms = list(dict.fromkeys(t for a in anchors if a.kind in ("name", "dotted") and a.weight >= 1.0
                                             for t in tokens(a.text)))
-            hits = retrieval.search_terms(code_terms)
-            if hits:
-                top = hits[0][1]
-                for path, s in hits:
-                    ev.file(path, weights.bm25_code * s / top, "")
+            signals.append((dict(retrieval.search_terms(code_terms, path_weight=weights.path_weight)),
+                            weights.bm25_code))
+        if weights.title:
+            first = next((line for line in task.splitlines() if line.strip()), "")
+            signals.append((dict(retrieval.search(first, path_weight=weights.path_weight)), weights.title))
+        if weights.expand and weights.use_anchors:
+            signals.append((dict(retrieval.search_terms(_expansion_terms(idx, anchors),
+                                                        path_weight=weights.path_weight)), weights.expand))
+    if weights.fusion == "rrf":
+        _fuse_rrf(ev, signals, weights.rrf_k)
+    else:
+        for scores, weight in signals:
+            top = max(scores.values(), default=0.0)
+            for path, s in scores.items():
+                ev.file(path, weight * s / top, "")
+    if weights.span:
+        _span_signal(graph.root, idx, retrieval, task, ev, weights)
     if weights.use_anchors and weights.refs:
         _uses(idx, anchors, ev, weights)
     if lsp is not None:
@@ -230,6 +260,10 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     if weights.loose != 1.0:
         for path in idx.loose & set(ev.files):
             ev.files[path] *= weights.loose
+    if weights.aside != 1.0:
+        for path in ev.files:
+            if is_aside_path(path):
+                ev.files[path] *= weights.aside
 
     ranked = sorted(ev.files.items(), key=lambda kv: (-kv[1], kv[0]))
     code = [p for p, _ in ranked if not is_test_path(p)]
@@ -237,6 +271,72 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
     symbols = _rank_symbols(graph.root, idx, retrieval, task, code, ev, weights)
     reasons = {p: ev.reasons[p] for p in code[:30] + tests[:10] if ev.reasons.get(p)}
     return Pack(files=code, symbols=symbols, text="", tests=tests, anchors=anchors, reasons=reasons, notes=notes)
+
+
+def _fuse_rrf(ev: _Evidence, signals: list[tuple[dict[str, float], float]], k: float) -> None:
+    """Reciprocal-rank fusion: each signal (the anchors' evidence first) gives a file weight/(k + its rank).
+
+    Ranks, not scores, are added, so a signal with a long flat tail cannot outweigh a sharp one; the anchors count
+    as much as BM25 on the whole task (3), each signal of ``signals`` by its own weight.
+    """
+    rankings = [(dict(ev.files), 3.0), *signals]
+    fused: dict[str, float] = defaultdict(float)
+    for scores, weight in rankings:
+        if not weight:
+            continue
+        for r, (path, _s) in enumerate(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])), 1):
+            fused[path] += weight * 10.0 / (k + r)
+    ev.files.clear()
+    ev.files.update(fused)
+
+
+def _span_signal(root: Path, idx: _Index, retrieval: Retrieval, task: str, ev: _Evidence, w: Weights) -> None:
+    """Rerank the best files by their best definition: BM25 of each function body against the task, max per file.
+
+    Whole-file BM25 favours long files that mention the task's words everywhere; the file whose one function says
+    most of what the task says is likelier the one to change.
+    """
+    top = [p for p, _ in sorted(ev.files.items(), key=lambda kv: (-kv[1], kv[0])) if not is_test_path(p)]
+    owners: list[str] = []
+    spans: list[list[str]] = []
+    for path in top[: w.span_top]:
+        try:
+            lines = (root / path).read_bytes().decode("utf-8", "replace").split("\n")
+        except OSError:
+            continue
+        fns = [d for d in idx.defs_in(path) if d.kind in ("function", "method")]
+        for d in fns:
+            owners.append(path)
+            spans.append(tokens("\n".join(lines[d.line - 1 : max(d.end_line, d.line)])))
+        if not fns:
+            owners.append(path)
+            spans.append(tokens("\n".join(lines)))
+    if not spans:
+        return
+    qterms = Counter(tokens(task))
+    best: dict[str, float] = {}
+    for path, s in zip(owners, bm25_spans(qterms, spans, retrieval.idf(qterms)), strict=True):
+        best[path] = max(best.get(path, 0.0), s)
+    top_s = max(best.values()) or 1.0
+    for path, s in best.items():
+        ev.file(path, w.span * s / top_s, "")
+
+
+def _expansion_terms(idx: _Index, anchors: list[Anchor]) -> list[str]:
+    """The module-path tokens of the files that define the task's rarest code names (one to three files each).
+
+    A task that names ``QuerySet.update`` is likely about ``db/models/query`` and its neighbours: their path words
+    let BM25 find the module next door that the task did not name.
+    """
+    out: list[str] = []
+    for a in anchors:
+        if a.kind != "name" or a.weight < 3.0 or not (context_anchors.is_codeish(a.text) or a.text[:1].isupper()):
+            continue
+        files = {d.path for d in idx.defs(a.text) if not is_test_path(d.path)}
+        if 1 <= len(files) <= 3:
+            for path in sorted(files):
+                out += path_tokens(path)
+    return list(dict.fromkeys(out))[:60]
 
 
 # ---- resolving anchors ---------------------------------------------------------------------------------------------
@@ -248,9 +348,12 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
     names: dict[str, float] = {}
     for a in anchors:
         if a.kind == "name":
-            names[a.text] = max(names.get(a.text, 0.0), a.weight)
+            weight = a.weight * (1.0 + w.mentions * math.log2(a.count)) if w.mentions else a.weight
+            names[a.text] = max(names.get(a.text, 0.0), weight)
     frames = [a for a in anchors if a.kind == "frame"]
 
+    if w.frames_in_repo:  # library frames (site-packages, the standard library) say nothing about the repo
+        frames = [a for a in frames if idx.match_path(a.text)]
     frame_files: dict[str, float] = {}
     for i, a in enumerate(frames):
         depth = 0.4 + 0.6 * (i + 1) / len(frames)  # the innermost frame is the likeliest place
@@ -279,6 +382,8 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
             tests = [d for d in idx.defs(a.text) if is_test_path(d.path)]
             for d in tests:
                 ev.file(d.path, a.weight / len(tests), f"test `{a.text}` named in the task")
+            if w.test_map:
+                _test_to_code(idx, a, [d.path for d in tests], names, ev, w.test_map)
         elif a.kind == "message":
             hits = retrieval.phrase(a.text)
             for path in hits[:10]:
@@ -303,6 +408,31 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
                 best[d.path] = (s, label)
         for path, (s, label) in best.items():
             ev.file(path, s, f"defines `{label}`")
+
+
+def _test_to_code(idx: _Index, a: Anchor, test_files: list[str], names: dict[str, float], ev: _Evidence,
+                  share: float) -> None:
+    """A test's name names the code under test: ``test_foo_bar`` -> ``foo_bar`` (and ``foo``), ``TestFoo`` -> ``Foo``;
+    ``tests/test_mod.py`` -> ``mod``. Each becomes a name anchor at ``share`` of the test's weight, resolved with
+    the others (so it meets the same specificity rule)."""
+    cands: list[str] = []
+    t = a.text
+    if t.startswith("test_"):
+        rest = t[5:]
+        cands.append(rest)
+        parts = rest.split("_")
+        cands += ["_".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
+    elif t.startswith("Test") and len(t) > 4:
+        cands.append(t[4:])
+    for path in test_files[:3]:
+        stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+        if stem.startswith("test_") and len(stem) > 5:
+            code = [p for p in idx.by_base.get(stem[5:] + ".py", []) if not is_test_path(p)]
+            for p in code[:3]:
+                ev.file(p, a.weight * share / len(code[:3]), f"module under test of `{a.text}`")
+    for c in cands:
+        if len(c) >= 4 and c not in names and idx.defs(c):
+            names[c] = a.weight * share
 
 
 def _uses(idx: _Index, anchors: list[Anchor], ev: _Evidence, w: Weights) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left
-from collections.abc import Iterable
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # (how, expression text, path): "for" (an element of the iterable) or "unpack" (the value itself), then
@@ -110,9 +110,10 @@ class Source:
         if prev < len(raw):
             starts.append(prev + 1)
             ends.append(len(raw))
+        lines = [d[0] for d in spans]
         for piece, first, last in classes:
-            methods = [(line, end, _indent(raw[line - 1])) for line, end, kind in spans
-                       if kind == "method" and first < line and end <= last]
+            methods = [(line, end, _indent(raw[line - 1])) for line, end, kind in
+                       spans[bisect_right(lines, first):bisect_right(lines, last)] if kind == "method" and end <= last]
             depth = min((m[2] for m in methods), default=0)
             cuts = [(line, end) for line, end, d in methods if d == depth]
             sub = ([e + 1 for _, e in cuts[:-1]], [e for _, e in cuts[1:]])
@@ -393,25 +394,23 @@ def _binds(node: ast.AST, name: str) -> bool:
     return False
 
 
-def _walk_scope(node: ast.AST) -> list[ast.AST]:
-    out: list[ast.AST] = []
+def _walk_scope(node: ast.AST) -> Iterator[ast.AST]:
     todo = [node]
     while todo:
         n = todo.pop()
-        out.append(n)
+        yield n
         for ch in ast.iter_child_nodes(n):
             if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                out.append(ch)  # its name binds here; its body is another scope
+                yield ch  # its name binds here; its body is another scope
                 if not isinstance(ch, ast.Lambda):
                     todo.extend(ch.decorator_list)
                 continue
             if isinstance(ch, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 # its variables are its own; its first iterable and any `:=` inside belong to this scope
                 todo.append(ch.generators[0].iter)
-                out += [w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr)]
+                yield from (w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr))
                 continue
             todo.append(ch)
-    return out
 
 
 def _argnames(node: ast.expr | None) -> list[str] | None:

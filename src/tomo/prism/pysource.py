@@ -10,6 +10,9 @@ text for the resolver to evaluate; nothing here decides a type.
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # (how, expression text, path): "for" (an element of the iterable) or "unpack" (the value itself), then
@@ -19,48 +22,160 @@ Origin = tuple[str, str, tuple[int, ...]]
 
 _CACHE_SIZE = 256  # files; a query over Django reads a few dozen
 _KEPT = (ast.For, ast.AsyncFor, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef)
+# a definition from the index: its first line (the ``def``/``class`` line), its last line, its kind
+Span = tuple[int, int, str]
+Key = tuple[int, int]  # a parsed piece: (top-level piece, piece inside it or -1); (-1, -1) is the whole file
+_WHOLE: Key = (-1, -1)
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
 class Source:
-    """One file's tree and the lookups over it; a file that does not parse answers nothing."""
+    """One file's tree and the lookups over it; a file that does not parse answers nothing.
 
-    def __init__(self, path: Path) -> None:
+    A query asks about a few lines of a few dozen files, and parsing a whole file costs more than the query (Django's
+    QuerySet.filter reads 37 files): so, given the spans of the file's definitions (``defs``, from the index), only
+    the piece that holds the asked line is parsed. Every lookup stays inside one top-level statement (``reaching``
+    inside one function, ``receiver`` on one line), and a piece is a run of complete top-level statements: from the
+    line after the previous top-level definition to the end of this one (its decorators and the module-level
+    statements before it included), or the statements after the last one. Inside a top-level class, the same cut at
+    its methods (those least indented) gives smaller pieces, parsed under an ``if 1:`` line. A piece that does not
+    parse on its own (which is how a cut inside an ``if``/``try`` shows), a line outside every piece, a file whose
+    bytes or encoding could make a piece read differently from the whole: the next larger piece, at last the whole
+    file, is parsed, as without ``defs``.
+    """
+
+    def __init__(self, path: Path, defs: Iterable[Span] = ()) -> None:
         try:
-            data = path.read_bytes()
-            self.tree: ast.Module | None = ast.parse(data, type_comments=True)
-            self._lines = data.decode("utf-8", "replace").splitlines()
-        except (OSError, SyntaxError, ValueError, RecursionError):
-            self.tree, self._lines = None, []
+            self._data: bytes | None = path.read_bytes()
+        except OSError:
+            self._data = None
+        self._decoded: list[str] | None = None
+        self._trees: dict[Key, ast.Module | None] = {}  # piece -> its tree, None if it does not parse
+        self._starts: list[int] = []  # first and last line of each top-level piece
+        self._ends: list[int] = []
+        self._subs: dict[int, tuple[list[int], list[int]]] = {}  # top-level piece -> first, last lines inside it
+        self._raw: list[bytes] = []
         self._by_line: dict[int, list[ast.AST]] = {}
-        self._attrs: dict[tuple[int, int], ast.Attribute] | None = None
+        self._attrs: dict[Key, dict[tuple[int, int], ast.Attribute]] = {}
+        self.cut(defs)
 
     @staticmethod
-    def load(path: Path) -> Source:
-        """The file's tree, shared by the queries of this process until the file changes."""
+    def load(path: Path, defs: Iterable[Span] = (), stamp: tuple[int, int] | None = None) -> Source:
+        """The file's tree, shared by the queries of this process until the file changes. ``defs`` are the spans of
+        its definitions as indexed when the file had ``stamp`` (mtime in ns, size): used only if it still has it."""
         try:
             st = path.stat()
             key = (str(path), st.st_mtime_ns, st.st_size)
         except OSError:
             return Source(path)
+        fresh = stamp == key[1:]
         got = _CACHE.get(key)
         if got is None:
-            got = Source(path)
+            got = Source(path, defs if fresh else ())
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))
             _CACHE[key] = got
+        elif fresh and not got._starts:
+            got.cut(defs)
         return got
+
+    def cut(self, defs: Iterable[Span]) -> None:
+        """Split the file into pieces at the ends of its top-level definitions, and a top-level class at the ends of
+        its methods (see the class). A def not at column 0 is nested (in a class, a function, an ``if``)."""
+        data = self._data
+        if self._trees or self._starts or not data or b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+            return  # null bytes fail the whole parse; a lone CR is a line break to Python, not to the indexer
+        raw = data.splitlines(keepends=True)
+        for head in raw[:2]:
+            m = _COOKIE.match(head)
+            if m and m.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+                return  # a piece after line 2 would be read without the file's encoding
+        spans = sorted({d for d in defs if 0 < d[0] <= d[1] <= len(raw)})
+        starts: list[int] = []
+        ends: list[int] = []
+        classes: list[tuple[int, int, int]] = []  # (piece, class line, class end)
+        prev = 0
+        for line, end, kind in spans:
+            if kind == "method" or _indent(raw[line - 1]) != 0:
+                continue
+            if line <= prev:
+                return  # overlapping spans at column 0: not what the index writes, so trust none
+            if kind == "class":
+                classes.append((len(starts), line, end))
+            starts.append(prev + 1)
+            ends.append(end)
+            prev = end
+        if not starts:
+            return
+        if prev < len(raw):
+            starts.append(prev + 1)
+            ends.append(len(raw))
+        lines = [d[0] for d in spans]
+        for piece, first, last in classes:
+            methods = [(line, end, _indent(raw[line - 1])) for line, end, kind in
+                       spans[bisect_right(lines, first):bisect_right(lines, last)] if kind == "method" and end <= last]
+            depth = min((m[2] for m in methods), default=0)
+            cuts = [(line, end) for line, end, d in methods if d == depth]
+            sub = ([e + 1 for _, e in cuts[:-1]], [e for _, e in cuts[1:]])
+            if depth and sub[0] and all(a <= line for a, (line, _) in zip(sub[0], cuts[1:], strict=True)):
+                self._subs[piece] = sub
+        self._raw, self._starts, self._ends = raw, starts, ends
+
+    @property
+    def tree(self) -> ast.Module | None:
+        """The whole file's tree (None if it does not parse)."""
+        if _WHOLE not in self._trees:
+            try:
+                self._trees[_WHOLE] = ast.parse(self._data, type_comments=True) if self._data is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[_WHOLE] = None
+        return self._trees[_WHOLE]
+
+    def _piece(self, line: int) -> tuple[Key, ast.Module | None]:
+        """The key and tree of the smallest piece that holds ``line`` and parses, else of the whole file."""
+        i = bisect_left(self._ends, line)
+        if i < len(self._ends) and self._starts[i] <= line:
+            sub = self._subs.get(i)
+            j = bisect_left(sub[1], line) if sub is not None else -1
+            if sub is not None and j < len(sub[1]) and sub[0][j] <= line:
+                got = self._parse((i, j), sub[0][j], sub[1][j])
+                if got is not None:
+                    return (i, j), got
+            got = self._parse((i, -1), self._starts[i], self._ends[i])
+            if got is not None:
+                return (i, -1), got
+        return _WHOLE, self.tree
+
+    def _parse(self, key: Key, first: int, last: int) -> ast.Module | None:
+        if key not in self._trees:
+            # blank lines before the piece give its nodes their lines in the file (cheaper than moving them after);
+            # an indented piece (a class's methods) goes under an `if 1:` on the line before it
+            head = b"\n" * (first - 1) if key[1] < 0 else b"\n" * (first - 2) + b"if 1:\n"
+            try:
+                self._trees[key] = ast.parse(head + b"".join(self._raw[first - 1:last]), type_comments=True)
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[key] = None
+        return self._trees[key]
+
+    @property
+    def _lines(self) -> list[str]:
+        if self._decoded is None:
+            self._decoded = self._data.decode("utf-8", "replace").splitlines() if self._data is not None else []
+        return self._decoded
 
     def receiver(self, line: int, col: int, name: str) -> str | None:
         """The whole text of the object whose attribute ``name`` is at ``line``:``col`` (in characters): for the
         receivers too long for the index (a builder chain over many lines)."""
-        if self._attrs is None:
-            self._attrs = {}
-            for node in ast.walk(self.tree) if self.tree is not None else ():
+        key, tree = self._piece(line)
+        attrs = self._attrs.get(key)
+        if attrs is None:
+            attrs = self._attrs[key] = {}
+            for node in ast.walk(tree) if tree is not None else ():
                 if isinstance(node, ast.Attribute) and node.end_lineno is not None and node.end_col_offset is not None:
-                    self._attrs[(node.end_lineno, node.end_col_offset - len(node.attr.encode()))] = node
-        if not 0 < line <= len(self._lines):
+                    attrs[(node.end_lineno, node.end_col_offset - len(node.attr.encode()))] = node
+        if tree is None or not 0 < line <= len(self._lines):
             return None
-        found = self._attrs.get((line, len(self._lines[line - 1][:col].encode())))
+        found = attrs.get((line, len(self._lines[line - 1][:col].encode())))
         return ast.unparse(found.value) if found is not None and found.attr == name else None
 
     def _nodes_at(self, line: int) -> list[ast.AST]:
@@ -70,7 +185,8 @@ class Source:
         if got is not None:
             return got
         got = []
-        body: list[ast.stmt] | None = self.tree.body if self.tree is not None else None
+        tree = self._piece(line)[1]
+        body: list[ast.stmt] | None = tree.body if tree is not None else None
         while body:
             st = next((x for x in body if x.lineno <= line <= (x.end_lineno or x.lineno)), None)
             if st is None:
@@ -197,6 +313,10 @@ class Source:
         return None
 
 
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t\f")) if line.strip() else -1
+
+
 def _comprehension_binding(st: ast.stmt, name: str, line: int) -> int | None:
     """For a use of ``name`` at ``line`` in statement ``st``: None when no comprehension there binds the name (the
     statements decide); the line of the target that binds it when every use of the name on that line is inside one
@@ -274,25 +394,23 @@ def _binds(node: ast.AST, name: str) -> bool:
     return False
 
 
-def _walk_scope(node: ast.AST) -> list[ast.AST]:
-    out: list[ast.AST] = []
+def _walk_scope(node: ast.AST) -> Iterator[ast.AST]:
     todo = [node]
     while todo:
         n = todo.pop()
-        out.append(n)
+        yield n
         for ch in ast.iter_child_nodes(n):
             if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                out.append(ch)  # its name binds here; its body is another scope
+                yield ch  # its name binds here; its body is another scope
                 if not isinstance(ch, ast.Lambda):
                     todo.extend(ch.decorator_list)
                 continue
             if isinstance(ch, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 # its variables are its own; its first iterable and any `:=` inside belong to this scope
                 todo.append(ch.generators[0].iter)
-                out += [w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr)]
+                yield from (w.target for w in ast.walk(ch) if isinstance(w, ast.NamedExpr))
                 continue
             todo.append(ch)
-    return out
 
 
 def _argnames(node: ast.expr | None) -> list[str] | None:

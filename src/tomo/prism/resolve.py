@@ -589,7 +589,13 @@ class Resolver:
             return None
         got = self._sources.get(fid)
         if got is None:
-            got = Source.load(self.root / self.file(fid)[0])
+            # the spans of the definitions let Source parse only the piece a query asks about; a file
+            # with a syntax error gets none (the whole parse decides that it answers nothing)
+            row = self.conn.execute("SELECT mtime_ns, size, error FROM files WHERE id=?", (fid,)).fetchone()
+            spans: list[tuple[int, int, str]] = [] if row is None or row[2] is not None else self.conn.execute(
+                "SELECT line, end_line, kind FROM defs WHERE file_id=? AND kind IN ('class', 'function', 'method')",
+                (fid,)).fetchall()
+            got = Source.load(self.root / self.file(fid)[0], spans, (row[0], row[1]) if row is not None else None)
             self._sources[fid] = got
         return got
 

@@ -18,6 +18,7 @@ import functools
 import marshal
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -497,28 +498,22 @@ class Resolver:
         try:
             fname = scope.rsplit(".", 1)[-1]
             found: Value = None
-            for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
-                oinfo = self.info(ofid)
-                for line, col, sidx, recv, flags in marshal.loads(blob):
-                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
-                        continue
-                    oscope = oinfo.scopes[sidx]
-                    if recv is None:
-                        bound = self.lookup(ofid, oscope, fname, line)
-                    else:
-                        rv = self.type_of(self.eval(ofid, oscope, recv, line))
-                        bound = self.attribute(rv, fname) if rv is not None and rv[0] in ("inst", "def") else None
-                    if bound is None or bound[0] not in ("def", "bound"):
-                        return None  # a use prism cannot follow: it may reach this function with anything
-                    if bound[1] != scope:
-                        continue  # another function or method of the same name, provably
-                    if not flags & _CALL:
-                        return None  # passed around: called with anything
-                    arg = _call_argument(self.root / self.file(ofid)[0], line, col + len(fname), idx - shift, name)
-                    v = self.type_of(self.eval(ofid, oscope, arg, line)) if arg else None
-                    if v is None or (found is not None and v != found):
-                        return None
-                    found = v
+            for ofid, oscope, line, col, recv, flags in self._uses(fname):
+                if recv is None:
+                    bound = self.lookup(ofid, oscope, fname, line)
+                else:
+                    rv = self.type_of(self.eval(ofid, oscope, recv, line))
+                    bound = self.attribute(rv, fname) if rv is not None and rv[0] in ("inst", "def") else None
+                if bound is None or bound[0] not in ("def", "bound"):
+                    return None  # a use prism cannot follow: it may reach this function with anything
+                if bound[1] != scope:
+                    continue  # another function or method of the same name, provably
+                if not flags & _CALL:
+                    return None  # passed around: called with anything
+                v = self._passed_type(ofid, oscope, line, col + len(fname), idx - shift, name)
+                if v is None or (found is not None and v != found):
+                    return None
+                found = v
             self._memo[key] = found
             return found
         finally:
@@ -542,25 +537,37 @@ class Resolver:
             fname = scope.rsplit(".", 1)[-1]
             found: Value = None
             calls = 0
-            for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
-                oinfo = self.info(ofid)
-                for line, col, sidx, recv, flags in marshal.loads(blob):
-                    if flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
-                        continue
-                    oscope = oinfo.scopes[sidx]
-                    bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)
-                    if bound != ("def", scope) and recv is None:
-                        continue  # another binding of the same name
-                    if recv is not None or not flags & _CALL:
-                        return None  # passed around or called through an attribute: callers unknown
-                    arg = _call_argument(self.root / self.file(ofid)[0], line, col + len(fname), idx, name)
-                    v = self.type_of(self.eval(ofid, oscope, arg, line)) if arg else None
-                    if v is None or (found is not None and v != found):
-                        return None
-                    found, calls = v, calls + 1
+            for ofid, oscope, line, col, recv, flags in self._uses(fname):
+                bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)
+                if bound != ("def", scope) and recv is None:
+                    continue  # another binding of the same name
+                if recv is not None or not flags & _CALL:
+                    return None  # passed around or called through an attribute: callers unknown
+                v = self._passed_type(ofid, oscope, line, col + len(fname), idx, name)
+                if v is None or (found is not None and v != found):
+                    return None
+                found, calls = v, calls + 1
             return found if calls else None
         finally:
             self._stack.discard(key)
+
+    def _uses(self, fname: str) -> Iterator[tuple[int, str, int, int, str | None, int]]:
+        """Every use of ``fname`` in the index that may call it, as (file id, scope, line, col, receiver, flags):
+        definitions, strings, module paths, imports and keyword arguments left out. What the callers of a function
+        pass is read from these."""
+        for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
+            scopes = self.info(ofid).scopes
+            for line, col, sidx, recv, flags in marshal.loads(blob):
+                if not flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
+                    yield ofid, scopes[sidx], line, col, recv, flags
+
+    def _passed_type(self, fid: int, scope: str, line: int, after_name: int, idx: int, name: str) -> Value:
+        """The type of what the call whose callee name ends at ``line``:``after_name`` passes for parameter ``name``
+        (position ``idx``), or None when it cannot tell."""
+        if self.root is None:
+            return None
+        arg = _call_argument(self.root / self.file(fid)[0], line, after_name, idx, name)
+        return self.type_of(self.eval(fid, scope, arg, line)) if arg else None
 
     def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
         """pytest passes fixtures to tests (``test*``) and to other fixtures only, and a ``parametrize`` on the test

@@ -97,6 +97,9 @@ class Resolver:
         self._sources: dict[int, Source] = {}
         self._abstract: dict[str, bool] = {}
         self._memo: dict[tuple[str, str, str], Value] = {}
+        self._below: dict[tuple[str, str, str], str | None] = {}
+        self._methods: dict[str, list[str]] = {}  # method name -> the qualnames of every method of that name
+        self._arg_lines: dict[int, list[str]] = {}  # file id -> its text's lines, for reading call arguments
 
     def fresh(self) -> Resolver:
         """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
@@ -121,13 +124,16 @@ class Resolver:
         return len(self._info)
 
     def load_infos(self, fids: list[int]) -> None:
-        """Read the infos of many files in a few statements rather than one each (a query visits hundreds)."""
+        """Read the infos of many files in a few statements rather than one each (a query visits hundreds), and
+        their path and module with them (every lookup asks a file's module name)."""
         missing = sorted({f for f in fids if f not in self._info})
         for i in range(0, len(missing), 500):
             chunk = missing[i:i + 500]
-            for fid, blob in self.conn.execute(
-                    f"SELECT id, info FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            for fid, blob, path, module, is_pkg, lang in self.conn.execute(
+                    "SELECT id, info, path, module, is_pkg, lang FROM files"
+                    f" WHERE id IN ({','.join('?' * len(chunk))})", chunk):
                 self._info[fid] = FileInfo(marshal.loads(blob) if blob else {})
+                self._file.setdefault(fid, (path, module, bool(is_pkg), lang))
 
     def file(self, fid: int) -> tuple[str, str, bool, str]:
         got = self._file.get(fid)
@@ -220,11 +226,21 @@ class Resolver:
         overrides the method the call may run that override instead. (A concrete class's receiver is read as that
         class, prism's static reading.)
         """
-        for (q,) in self.conn.execute("SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,)):
+        key = (cls, attr, found)  # asked again for every call on a receiver of the same class
+        if key in self._below:
+            return self._below[key]
+        methods = self._methods.get(attr)
+        if methods is None:
+            methods = self._methods[attr] = [q for (q,) in self.conn.execute(
+                "SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,))]
+        got = None
+        for q in methods:
             owner = q.rsplit(".", 1)[0]
             if owner != cls and not same_name(q, found) and cls in self.mro(owner):
-                return q if self.is_abstract(cls) else None
-        return None
+                got = q if self.is_abstract(cls) else None
+                break
+        self._below[key] = got
+        return got
 
     def is_abstract(self, cls: str) -> bool:
         """Whether class ``cls`` keeps an ``@abstractmethod`` (its own or a base's) that nothing below overrides."""
@@ -566,7 +582,14 @@ class Resolver:
         (position ``idx``), or None when it cannot tell."""
         if self.root is None:
             return None
-        arg = _call_argument(self.root / self.file(fid)[0], line, after_name, idx, name)
+        lines = self._arg_lines.get(fid)
+        if lines is None:
+            try:
+                lines = (self.root / self.file(fid)[0]).read_text("utf-8", "replace").split("\n")
+            except OSError:
+                lines = []
+            self._arg_lines[fid] = lines
+        arg = _call_argument(lines, line, after_name, idx, name)
         return self.type_of(self.eval(fid, scope, arg, line)) if arg else None
 
     def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
@@ -1612,13 +1635,12 @@ def _keeps_return(decorator: str) -> bool:
     return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
 
 
-def _call_argument(path: Path, line: int, col: int, idx: int, name: str) -> str | None:
-    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``."""
-    try:
-        rest = path.read_text("utf-8", "replace").split("\n")[line - 1:line + 30]
-    except OSError:
+def _call_argument(lines: list[str], line: int, col: int, idx: int, name: str) -> str | None:
+    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``, in a file
+    of ``lines`` (read with newlines translated, as ``Path.read_text`` does)."""
+    if not lines:
         return None
-    text = "\n".join(rest)[col:].lstrip()
+    text = "\n".join(lines[line - 1:line + 30])[col:].lstrip()
     if not text.startswith("("):
         return None
     args: list[str] = []

@@ -282,11 +282,18 @@ class Source:
                 return None
         return None
 
-    def _binds(self, st: ast.AST, name: str) -> bool:
+    def _binds(self, st: ast.stmt, name: str) -> bool:
         """Whether anything in ``st`` (nested functions and classes aside) may bind ``name``: the names a statement
-        binds are collected once, as ``reaching`` asks about the same statements for each use it is given."""
+        binds are collected once, as ``reaching`` asks about the same statements for each use it is given; and a
+        statement whose ASCII text lacks the name cannot bind it (a non-ASCII text may spell it another way:
+        identifiers are NFKC-normalised), so most statements are never walked."""
         got = self._bound.get(id(st))
         if got is None:
+            if self._raw and name.isascii():
+                first = min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))])
+                text = b"".join(self._raw[first - 1:st.end_lineno or st.lineno])
+                if text.isascii() and name.encode() not in text:
+                    return False
             got = self._bound[id(st)] = _bound_names(st)
         return name in got
 

@@ -295,7 +295,8 @@ class Resolver:
             first = False
             if kind == "module":
                 break
-            s = parents.get(s, self.module_name(fid))
+            parent = parents.get(s)  # (the module's name only when needed: this loop runs for every name read)
+            s = parent if parent is not None else self.module_name(fid)
         module = self.module_name(fid)
         # star imports: only what each module exports, and when two provide the name (the later one wins at run
         # time, the earlier one for code between them) it is known only if they agree
@@ -319,7 +320,8 @@ class Resolver:
             first = False
             if kind == "module":
                 return False
-            s = info.parents.get(s, self.module_name(fid))
+            parent = info.parents.get(s)
+            s = parent if parent is not None else self.module_name(fid)
         return False
 
     def _reaching(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
@@ -994,10 +996,11 @@ class Resolver:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
         if not text or text == "?" or depth > _MAX_DEPTH:
             return None
-        wrapped = _METHOD_WRAPPER.fullmatch(text)
+        # (the prefix tests first: the regular expressions cost more than most of an evaluation)
+        wrapped = _METHOD_WRAPPER.fullmatch(text) if text.startswith(("staticmethod", "classmethod")) else None
         if wrapped and self.lookup(fid, scope, wrapped.group(1), line) is None:
             text = wrapped.group(2)  # `maker = staticmethod(make)`: called through the class, it is `make`
-        partial = _PARTIAL.fullmatch(text)
+        partial = _PARTIAL.fullmatch(text) if text.startswith(("partial", "functools.partial")) else None
         if partial and self.eval(fid, scope, partial.group(1), line, depth + 1) == ("ext", "functools.partial"):
             # `functools.partial(Enum, Color)`: calling it calls Enum; the partial object itself has no methods
             inner = self.eval(fid, scope, partial.group(2), line, depth + 1)
@@ -1005,7 +1008,7 @@ class Resolver:
         ops = _parse(text)
         if not ops:
             return None
-        if any(op == "sub" for op, _ in ops):
+        if "[" in text and any(op == "sub" for op, _ in ops):  # a subscript is written with a bracket
             return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
         if key in self._stack:

@@ -97,6 +97,7 @@ class Resolver:
         self._sources: dict[int, Source] = {}
         self._abstract: dict[str, bool] = {}
         self._memo: dict[tuple[str, str, str], Value] = {}
+        self._reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None] = {}
         self._below: dict[tuple[str, str, str], str | None] = {}
         self._methods: dict[str, list[str]] = {}  # method name -> the qualnames of every method of that name
         self._arg_lines: dict[int, list[str]] = {}  # file id -> its text's lines, for reading call arguments
@@ -326,14 +327,23 @@ class Resolver:
 
     def _reaching(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
                   line: int) -> tuple[Any, ...] | None:
-        """The one assignment of a local bound several times that the code's structure proves reaches ``line``."""
+        """The one assignment of a local bound several times that the code's structure proves reaches ``line``.
+
+        Read from the source alone (``entries`` are the scope's bindings of the name), so remembered: a chain like
+        ``qs = qs.filter(...)`` asks it again for each earlier line while typing each later one."""
+        key = (fid, scope, name, line)
+        if key in self._reached:
+            return self._reached[key]
         d = self.definition(scope)
         src = self._source(fid)
         if d is None or src is None:
-            return None
-        at = src.reaching(d[4], name, line)
-        found = [e for e in entries if e[0] == at and e[1] in ("assign", "param")] if at is not None else []
-        return found[0] if len(found) == 1 else None
+            got = None
+        else:
+            at = src.reaching(d[4], name, line)
+            found = [e for e in entries if e[0] == at and e[1] in ("assign", "param")] if at is not None else []
+            got = found[0] if len(found) == 1 else None
+        self._reached[key] = got
+        return got
 
     def _agreeing_local(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]], line: int) -> Value:
         """A local assigned more than once: its binding at ``line`` when every assignment gives the same type."""

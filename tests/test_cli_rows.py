@@ -31,6 +31,18 @@ def test_short_and_long_tables_print_cells_as_text() -> None:
         assert sum(ln.strip().startswith(("a.py", "b.py", "c.py")) for ln in out.splitlines()) == n
 
 
+def test_a_short_table_on_a_terminal_is_a_rich_table_and_in_a_pipe_plain_with_every_column() -> None:
+    wide = [["a.py:1:0", ("confirmed", "green"), "x" * 120]]
+    for terminal in (True, False):
+        buf = io.StringIO()
+        print_rows(Console(file=buf, width=80, force_terminal=terminal, color_system=None), HEADERS, wide)
+        out = buf.getvalue()
+        if terminal:  # rich fits the table to the terminal's 80 columns
+            assert all(len(ln) <= 80 for ln in out.splitlines()), out
+        else:  # a pipe (an agent's shell) gets every column whole, whatever the width
+            assert out.splitlines()[1] == "a.py:1:0  confirmed   " + "x" * 120
+
+
 def test_a_long_table_is_plain_aligned_text() -> None:
     out = printed(LONG + 1)
     lines = out.splitlines()

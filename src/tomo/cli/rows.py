@@ -1,12 +1,13 @@
-"""Tables of query results: a rich table for a few rows, plain aligned text for many.
+"""Tables of query results: a rich table for a few rows on a terminal, plain aligned text otherwise.
 
 rich lays a table out by measuring every cell against the terminal's width, then wraps and pads each one: about
 0.4 ms a row, so Django's 383 references to ``cached_property`` took 150 ms to print (more than the query and the
-start-up together) and ``QuerySet.filter``'s 2,831 over a second. Past :data:`LONG` rows the table is written as
-plain text instead: each column padded to its widest cell, the last one not padded, nothing wrapped or cut (a
-long listing is read with a pager or grep, where every column counts). Either way a cell is text, never markup,
-and its control characters are shown (:func:`tomo.cli.safe.visible`); on a colour terminal a styled cell keeps its
-colour in plain text too.
+start-up together) and ``QuerySet.filter``'s 2,831 over a second. In a pipe (an agent calling ``tomo graph``
+through a shell) rich lays the table out at 80 columns and drops the code and reason columns. So past :data:`LONG`
+rows, and whenever the output is not a terminal, the table is written as plain text: each column padded to its
+widest cell, the last one not padded, nothing wrapped or cut (such output is read with a pager, grep or a model,
+where every column counts). Either way a cell is text, never markup, and its control characters are shown
+(:func:`tomo.cli.safe.visible`); on a colour terminal a styled cell keeps its colour in plain text too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _SGR = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}  # 
 def print_rows(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cell]],
                no_wrap: Collection[str] = ()) -> None:
     """Print ``rows`` under ``headers``; the columns named in ``no_wrap`` are never wrapped by the rich table."""
-    if len(rows) <= LONG:
+    if len(rows) <= LONG and console.is_terminal:
         _rich(console, headers, rows, no_wrap)
     else:
         _plain(console, headers, rows)

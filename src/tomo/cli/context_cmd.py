@@ -46,18 +46,21 @@ def context_pack(
     lsp: str = typer.Option(None, "--lsp", help='A language server command for extra evidence, e.g. "pylsp".'),
     as_json: bool = typer.Option(False, "--json", help="Print files, tests, symbols and the preamble as JSON."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=100, help="Token budget of the preamble."),
+    git_dir: Path = typer.Option(None, "--git-dir", help="The repository's git directory when ROOT is not a checkout "
+                                 "(default: ROOT/.git if present); its history is one more signal."),
+    git_rev: str = typer.Option(None, "--git-rev", help="Read the history up to this commit (default: HEAD)."),
 ) -> None:
     """Find the code TASK is about (anchors in the code graph, then BM25) and print the preamble for a model."""
     text = read_task(task)
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass --root DIR with the repository to search")
     if as_json or not err.is_terminal:
-        pack = build(root, text, lsp=lsp, budget_tokens=budget)
+        pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev)
     else:
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             job = bar.add_task("index", total=None)
-            pack = build(root, text, lsp=lsp, budget_tokens=budget,
+            pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev,
                          progress=lambda done, total: bar.update(job, completed=done, total=total))
     if as_json:
         typer.echo(json.dumps(pack.as_json(), indent=2))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -38,7 +41,7 @@ def git(root: Path, *args: str) -> str:
 def commit(root: Path, message: str, *paths: str) -> str:
     for p in paths:
         f = root / p
-        f.write_text(f.read_text() + f"# {message[:20]}\n")
+        f.write_text(f.read_text() + "# edited\n")  # the message's words are in the history only
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", message)
     return git(root, "rev-parse", "HEAD")
@@ -93,7 +96,7 @@ def test_the_pack_ranks_by_history_through_its_weight(repo: tuple[Path, dict[str
         try:
             history, _ = open_history(retrieval.conn, graph.root)
             on = rank(graph, retrieval, task, weights=only_history, history=history)
-            off = rank(graph, retrieval, task, weights=Weights(use_anchors=False, use_bm25=False), history=history)
+            off = rank(graph, retrieval, task, weights=replace(only_history, history=0.0), history=history)
         finally:
             retrieval.close()
     assert on.files[0] == "shop/toolbar.py"
@@ -140,13 +143,13 @@ def test_no_git_gives_no_signal_and_no_error(repo: tuple[Path, dict[str, str]], 
     assert open_history(_conn(), plain) == (None, None)  # not a checkout: nothing to say
     history, note = open_history(_conn(), plain, git_dir=tmp_path / "nowhere")
     assert history is None and note is not None and note.startswith("git history not used")
-    pack = build(plain, "memcached backend times out")
+    pack = build(plain, "evict fails in the cache")
     assert pack.files and pack.notes == []
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # git itself is missing
     history, note = open_history(_conn(), root)
     assert history is None and note == "git history not used: git is not installed"
-    pack = build(root, "memcached backend times out")
+    pack = build(root, "evict fails in the cache")
     assert pack.files and pack.notes == ["git history not used: git is not installed"]
 
 
@@ -183,3 +186,23 @@ def test_a_cached_log_is_not_read_again(repo: tuple[Path, dict[str, str]]) -> No
     moved, _ = open_history(conn, root, runner=counting)
     assert moved is not None and moved.commit == new and any("log" in c for c in calls)
     assert "shop/util.py" in moved.votes("clamp negative prices", _known(root))
+
+
+def test_cli_reads_the_history_of_a_git_dir_up_to_a_revision(repo: tuple[Path, dict[str, str]], tmp_path: Path,
+                                                              run_tomo: Callable[..., subprocess.CompletedProcess[str]]
+                                                              ) -> None:
+    root, shas = repo
+    tree = tmp_path / "tree"  # an extracted tree, as `git archive` gives it: no .git
+    shutil.copytree(root, tree, ignore=shutil.ignore_patterns(".git"))
+    task = "The memcached backend times out"  # words found in commit messages only, not in the code
+
+    def pack(*extra: str) -> dict[str, list[str]]:
+        r = run_tomo("context-pack", task, "--root", str(tree), "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    assert pack("--git-dir", str(root / ".git"))["files"][0] == "shop/cache.py"
+    before = pack("--git-dir", str(root / ".git"), "--git-rev", shas["initial"])
+    assert "shop/cache.py" not in before["files"][:1] and before["notes"] == []
+    broken = pack("--git-dir", str(tmp_path / "nowhere"))
+    assert broken["notes"] and broken["notes"][0].startswith("git history not used")

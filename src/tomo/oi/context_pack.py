@@ -85,10 +85,10 @@ class Weights:
     title: float = 2.0  # BM25 again on the task's first line (an issue's title says what it is about)
     span: float = 0.0  # BM25 of the best function body in each of the span_top best files (a file-level rerank)
     span_top: int = 30
-    history: float = 0.0  # files touched by past commits whose messages match the task (context_history.py)
+    history: float = 3.0  # files touched by past commits whose messages match the task (context_history.py)
     history_top: int = 50  # how many matching commits vote
-    history_decay: float = 0.0  # a commit's vote is divided by 1 + history_decay * its rank among the matches
-    history_spread: float = 1.0  # and by (code files it touched) ** history_spread: sweeping commits count little
+    history_decay: float = 0.05  # a commit's vote is divided by 1 + history_decay * its rank among the matches
+    history_spread: float = 0.5  # and by (code files it touched) ** history_spread: sweeping commits count little
     top_files_for_functions: int = 10
     use_anchors: bool = True
     use_bm25: bool = True

@@ -67,10 +67,12 @@ class Variant:
     weights: Weights
 
 
-PACK = Variant("context pack (anchors + BM25 + git history)", Weights())
+HISTORY = 3.0  # the weight of the git-history signal chosen on half A (off in the pack: it did not pay on B)
+PACK = Variant("context pack (anchors + BM25)", Weights())
 VARIANTS = [
-    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0)),
-    Variant("anchors in prism alone", Weights(use_bm25=False)),
+    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0,
+                                          history=0.0)),
+    Variant("anchors in prism alone", Weights(use_bm25=False, history=0.0)),
     Variant("git history alone", Weights(use_anchors=False, use_bm25=False, history=1.0, loose=1.0, aside=1.0)),
     PACK,
 ]
@@ -78,7 +80,7 @@ _D = Weights()
 # --ablate: the pack with one signal switched off (or one option switched on), each scored on the same trees
 ABLATIONS = [
     Variant("last session's pack (the six below off)", replace(_D, mentions=0.0, title=0.0, frames_in_repo=False,
-                                                               test_map=0.0, aside=1.0, expand=0.0)),
+                                                               test_map=0.0, aside=1.0, expand=0.0, history=0.0)),
     Variant("- title BM25 (first line)", replace(_D, title=0.0)),
     Variant("- repeated names weigh more", replace(_D, mentions=0.0)),
     Variant("- frame depth among in-repo frames", replace(_D, frames_in_repo=False)),
@@ -87,7 +89,6 @@ ABLATIONS = [
     Variant("- path expansion from defining files", replace(_D, expand=0.0)),
     Variant("- BM25 on code-like anchors", replace(_D, bm25_code=0.0)),
     Variant("- BM25 on the whole task", replace(_D, bm25=0.0)),
-    Variant("- git history", replace(_D, history=0.0)),
     Variant("- files outside packages damped", replace(_D, loose=1.0)),
     Variant("- class+method bonus", replace(_D, member=0.0)),
     Variant("- dotted paths", replace(_D, dotted=0.0)),
@@ -95,6 +96,7 @@ ABLATIONS = [
     Variant("- specificity (1/files defining a name)", replace(_D, specificity=0.0)),
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),
     Variant("+ best-function BM25 rerank", replace(_D, span=1.0)),
+    Variant("+ git history (weight 3)", replace(_D, history=HISTORY)),
 ]
 
 

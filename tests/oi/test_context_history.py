@@ -31,6 +31,9 @@ FILES = {
 }
 
 
+ON = Weights(history=3.0)  # the pack's history signal is off by default
+
+
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
@@ -143,13 +146,13 @@ def test_no_git_gives_no_signal_and_no_error(repo: tuple[Path, dict[str, str]], 
     assert open_history(_conn(), plain) == (None, None)  # not a checkout: nothing to say
     history, note = open_history(_conn(), plain, git_dir=tmp_path / "nowhere")
     assert history is None and note is not None and note.startswith("git history not used")
-    pack = build(plain, "evict fails in the cache")
+    pack = build(plain, "evict fails in the cache", weights=ON)
     assert pack.files and pack.notes == []
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # git itself is missing
     history, note = open_history(_conn(), root)
     assert history is None and note == "git history not used: git is not installed"
-    pack = build(root, "evict fails in the cache")
+    pack = build(root, "evict fails in the cache", weights=ON)
     assert pack.files and pack.notes == ["git history not used: git is not installed"]
 
 
@@ -202,6 +205,7 @@ def test_cli_reads_the_history_of_a_git_dir_up_to_a_revision(repo: tuple[Path, d
         return json.loads(r.stdout)
 
     assert pack("--git-dir", str(root / ".git"))["files"][0] == "shop/cache.py"
+    assert "shop/cache.py" not in pack()["files"][:1]  # no --history, no --git-dir: the history is not read
     before = pack("--git-dir", str(root / ".git"), "--git-rev", shas["initial"])
     assert "shop/cache.py" not in before["files"][:1] and before["notes"] == []
     broken = pack("--git-dir", str(tmp_path / "nowhere"))

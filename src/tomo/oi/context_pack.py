@@ -85,7 +85,8 @@ class Weights:
     title: float = 2.0  # BM25 again on the task's first line (an issue's title says what it is about)
     span: float = 0.0  # BM25 of the best function body in each of the span_top best files (a file-level rerank)
     span_top: int = 30
-    history: float = 3.0  # files touched by past commits whose messages match the task (context_history.py)
+    history: float = 0.0  # files touched by past commits whose messages match the task (context_history.py);
+    # off: at 3 (chosen on half A) it kept A @1 and @5 and cost held-out B 4.3 points @1 (docs/context-pack.md)
     history_top: int = 50  # how many matching commits vote
     history_decay: float = 0.05  # a commit's vote is divided by 1 + history_decay * its rank among the matches
     history_spread: float = 0.5  # and by (code files it touched) ** history_spread: sweeping commits count little
@@ -202,21 +203,23 @@ class _Index:
 def build(root: str | os.PathLike[str], task: str, *, lsp: str | Sequence[str] | None = None,
           budget_tokens: int = DEFAULT_BUDGET, progress: Progress | None = None,
           lsp_timeout: float = LSP_TIMEOUT, git_dir: str | os.PathLike[str] | None = None,
-          git_rev: str | None = None) -> Pack:
+          git_rev: str | None = None, weights: Weights = Weights()) -> Pack:
     """The context pack for ``task`` in the repository at ``root`` (indexes it first if needed, incrementally).
 
     ``lsp`` is a language server command (``"pylsp"``); it gets ``lsp_timeout`` seconds in all, and on any failure
     the pack is what it would have been without it (``Pack.notes`` says why). ``progress(done, total)`` is called
-    while prism parses files (a cold or stale index). The git history up to ``git_rev`` (default ``HEAD``) of
-    ``git_dir`` (default ``root/.git`` when there is one) is one more signal; without it, none.
+    while prism parses files (a cold or stale index). With ``weights.history`` set, the git history up to
+    ``git_rev`` (default ``HEAD``) of ``git_dir`` (default ``root/.git`` when there is one) is one more signal.
     """
     t0 = time.perf_counter()
     with Graph.open(root, progress=progress) as graph:
         retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
         try:
             idx = _Index(graph)
-            history, note = context_history.open_history(retrieval.conn, graph.root, git_dir=git_dir, rev=git_rev)
-            pack = rank(graph, retrieval, task, lsp=lsp, lsp_timeout=lsp_timeout, index=idx, history=history)
+            history, note = (context_history.open_history(retrieval.conn, graph.root, git_dir=git_dir, rev=git_rev)
+                             if weights.history else (None, None))
+            pack = rank(graph, retrieval, task, lsp=lsp, lsp_timeout=lsp_timeout, index=idx, history=history,
+                        weights=weights)
             if note:
                 pack.notes.append(note)
             pack.text = render(graph.root, pack, idx, budget_tokens)

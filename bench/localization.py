@@ -14,9 +14,11 @@ floor; anchors resolved in prism without retrieval). File recall@1/3/5/10 and MR
 function recall@5/@10 over gold functions (``path::Qualified.name``). The set is split in two halves by a hash of the
 instance id: weights were chosen looking at half A only; half B is held out. Nobody reads task texts to tune.
 ``--ablate`` adds a table of the pack with each signal switched off in turn (and the options that are off switched
-on), scored in the same run on the same trees. A tree whose index an older prism wrote is brought up to date before
-the warm figures are taken. Writes the ``localization`` section of docs/benchmarks.md. Without the shared data it
-says so and exits 0.
+on), scored in the same run on the same trees. The git-history signal (off in the pack; a row of its own, and
+`+ git history` in the ablation) reads the mirror's log up to the task's base commit only: the log is checked to
+start there, and commits after it (the task's fix among them) are not reachable from it. A tree whose index an older
+prism wrote is brought up to date before the warm figures are taken. Writes the ``localization`` section of
+docs/benchmarks.md. Without the shared data it says so and exits 0.
 """
 
 from __future__ import annotations

@@ -99,6 +99,9 @@ ABLATIONS = [
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),
     Variant("+ best-function BM25 rerank", replace(_D, span=1.0)),
     Variant("+ git history (weight 3)", replace(_D, history=HISTORY)),
+    Variant("- function names", replace(_D, fn_name=0.0)),
+    Variant("- frame line -> same-named def", replace(_D, frame_names=False)),
+    Variant("+ title-only name match", replace(_D, fn_title=1.0)),
 ]
 
 
@@ -329,12 +332,13 @@ def main() -> None:
         for v in [PACK, *extra]:
             per = results[v.name]
             a, b, al = summarize(per, "A"), summarize(per, "B"), summarize(per, None)
+            fns = [fn_summary(per, which) for which in (None, "A", "B")]
             arows.append([v.name, *(f"{100 * x['file@1']:.1f} / {100 * x['file@5']:.1f}" for x in (al, a, b)),
-                          f"{al['mrr']:.3f}", f"{100 * fn_summary(per)['fn@10']:.1f}"])
+                          f"{al['mrr']:.3f}", *(f"{100 * f['fn@5']:.1f} / {100 * f['fn@10']:.1f}" for f in fns)])
         ablation = ("\n\nAblation (`--ablate`): the pack with one signal off (-) or one option on (+), same trees, "
-                    "same run. File @1 / @5.\n\n"
-                    + table(["variant", "all", "A (tuned on)", "B (held out)", "MRR (all)", "function @10 (all)"],
-                            arows))
+                    "same run. File @1 / @5, function @5 / @10.\n\n"
+                    + table(["variant", "file: all", "A (tuned on)", "B (held out)", "MRR (all)", "function: all",
+                             "A", "B"], arows))
     n_fn = len(results[variants[-1].name].get("fn@5", []))
     head = ["method", "tasks", "file @1", "@3", "@5", "@10", "MRR", "function @5", "function @10"]
     repos = sorted({t["repo"] for t in tasks})

@@ -327,3 +327,24 @@ def test_safe_helpers_keep_text_and_show_controls() -> None:
     value = "trailing backslash\\"
     Console(file=buf, width=200).print(f"[b]{esc(value)}[/b]", text("[/foo]"))
     assert buf.getvalue() == "trailing backslash\\ [/foo]\n"
+
+
+def test_a_long_graph_listing_is_plain_text_with_every_column(run_tomo, tmp_path: Path) -> None:
+    """Past LONG rows `graph refs` prints plain aligned text, not a rich table: the cells are still never markup
+    and their control characters are still shown."""
+    from tomo.cli.rows import LONG
+
+    calls = "".join(f"target({i})\n" for i in range(LONG + 20))
+    (tmp_path / "m.py").write_text('def target(x):\n    return x\n\ntarget("[red]x[/red]")\n'
+                                   f'target("{ESC_RED}")\n' + calls)
+    out = run_tomo("graph", "refs", "m.target", "--root", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    clean(out)
+    lines = out.stdout.splitlines()
+    row = next(ln for ln in lines if ln.startswith("m.py:4:0"))
+    assert row.split() == ["m.py:4:0", "confirmed", "call", 'target("[red]x[/red]")']  # the markup printed literally
+    assert any(ln.startswith("m.py:5:0") and f'target("{ESC_SHOWN}")' in ln for ln in lines)
+    rows = [ln for ln in lines if ln.startswith("m.py:")]
+    assert len(rows) == LONG + 23  # the definition, the two hostile calls, the others: none cut
+    assert len({ln.index("call") for ln in rows if "call" in ln}) == 1  # the columns are aligned
+    assert f"{LONG + 23} references: {LONG + 23} confirmed, 0 ambiguous" in out.stdout

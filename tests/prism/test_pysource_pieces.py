@@ -146,6 +146,9 @@ def test_pieces_answer_as_the_whole_file(tmp_path: Path) -> None:
     # ... and none of them needed the whole file: each line's own piece parsed
     assert (-1, -1) not in pieces._trees and all(t is not None for k, t in pieces._trees.items() if k[1] < 0)
     assert pieces._piece(51)[0][1] >= 0  # a line of Builder.make: a method's piece, not the whole class
+    # a line of the first method: the head of the class's piece (from after test_double to __init__'s end)
+    key, tree = pieces._piece(41)
+    assert key[1] == 0 and tree is not None and tree.body[-1].end_lineno == 41  # type: ignore[attr-defined]
 
 
 def test_a_piece_that_cannot_parse_alone_falls_back(tmp_path: Path) -> None:
@@ -156,7 +159,7 @@ def test_a_piece_that_cannot_parse_alone_falls_back(tmp_path: Path) -> None:
     # Alt's second `go` sits under `else:`: the cut at the first `go` leaves a piece starting with `else:`, which
     # does not parse alone, so its lines are read from Alt's whole piece
     key, tree = src._piece(74)
-    assert key[1] == -1 and tree is not None and src._trees[(key[0], 0)] is None
+    assert key[1] == -1 and tree is not None and src._trees[(key[0], 1)] is None
     assert src.origin("y", 74) == ("unpack", "self.pairs", (1,))
     # a span that ends inside a statement (CONFIG's call) cuts pieces that cannot parse: the whole file answers
     bad = Source(path, [*spans, (20, 20, "function")])

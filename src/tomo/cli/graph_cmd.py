@@ -16,9 +16,9 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from tomo.cli import app
+from tomo.cli.rows import Cell, print_rows
 from tomo.cli.safe import esc, text
 from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
 from tomo.prism.indexer import PHASES, WORKER_PHASES, IndexStats
@@ -52,15 +52,15 @@ def _dump(obj: Any) -> None:
     typer.echo(json.dumps(conv(obj), indent=2))
 
 
-def _table(*columns: str) -> Table:
-    table = Table(box=None)
-    for c in columns:
-        table.add_column(c, no_wrap=c in ("location", "symbol", "caller", "target", "confidence"))
-    return table
+_NO_WRAP = ("location", "symbol", "caller", "target", "confidence")
 
 
-def _conf(c: str) -> str:
-    return "[green]confirmed[/]" if c == "confirmed" else "[yellow]ambiguous[/]"
+def _rows(headers: list[str], rows: list[list[Cell]]) -> None:
+    print_rows(console, headers, rows, no_wrap=_NO_WRAP)
+
+
+def _conf(c: str) -> Cell:
+    return ("confirmed", "green") if c == "confirmed" else ("ambiguous", "yellow")
 
 
 @graph_app.command("index")
@@ -97,13 +97,13 @@ def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
 
 
 def _print_phases(stats: IndexStats) -> None:
-    table = _table("phase", "seconds", "where")
+    rows: list[list[Cell]] = []
     for name in PHASES:
         if name in stats.phases:
             where = (f"parsing, CPU s over {stats.workers} process(es)" if name in WORKER_PHASES
                      else "indexing process, wall s")
-            table.add_row(name, f"{stats.phases[name]:.3f}", where)
-    console.print(table)
+            rows.append([name, f"{stats.phases[name]:.3f}", where])
+    _rows(["phase", "seconds", "where"], rows)
 
 
 def _print_stats(stats: IndexStats, seconds: float) -> None:
@@ -131,10 +131,7 @@ def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part o
     if not found:
         console.print(f"no symbol matches `{esc(query)}`")
         raise typer.Exit(1)
-    table = _table("symbol", "kind", "location")
-    for s in found:
-        table.add_row(text(s.qualname), text(s.kind), text(f"{s.path}:{s.line}:{s.col}"))
-    console.print(table)
+    _rows(["symbol", "kind", "location"], [[s.qualname, s.kind, f"{s.path}:{s.line}:{s.col}"] for s in found])
 
 
 @graph_app.command("def")
@@ -149,11 +146,8 @@ def def_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonO
 
 
 def _refs_table(refs: list[Reference]) -> None:
-    table = _table("location", "confidence", "kind", "code", "reason")
-    for r in refs:
-        table.add_row(text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence), text(r.kind), text(r.text[:80]),
-                      text(r.reason))
-    console.print(table)
+    _rows(["location", "confidence", "kind", "code", "reason"],
+          [[f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.kind, r.text[:80], r.reason] for r in refs])
     n_conf = sum(r.confidence == "confirmed" for r in refs)
     console.print(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
 
@@ -177,12 +171,9 @@ def callers_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
     if as_json:
         _dump([{"caller": c.symbol.qualname, **dataclasses.asdict(c.reference)} for c in callers])
         return
-    table = _table("caller", "location", "confidence", "code")
-    for c in callers:
-        r = c.reference
-        table.add_row(text(c.symbol.qualname), text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence),
-                      text(r.text[:70]))
-    console.print(table)
+    _rows(["caller", "location", "confidence", "code"],
+          [[c.symbol.qualname, f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.text[:70]]
+           for c in callers for r in (c.reference,)])
 
 
 @graph_app.command("callees")
@@ -194,12 +185,9 @@ def callees_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
         _dump([{"name": c.name, "target": c.symbol.qualname if c.symbol else None,
                 **dataclasses.asdict(c.reference)} for c in callees])
         return
-    table = _table("calls", "target", "location", "confidence")
-    for c in callees:
-        r = c.reference
-        table.add_row(text(c.name), text(c.symbol.qualname) if c.symbol else text(r.reason, "dim"),
-                      text(f"{r.path}:{r.line}:{r.col}"), _conf(r.confidence))
-    console.print(table)
+    _rows(["calls", "target", "location", "confidence"],
+          [[c.name, c.symbol.qualname if c.symbol else (r.reason, "dim"), f"{r.path}:{r.line}:{r.col}",
+            _conf(r.confidence)] for c in callees for r in (c.reference,)])
 
 
 @graph_app.command("impact")
@@ -212,11 +200,9 @@ def impact_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = Js
         _dump([{"symbol": i.symbol.qualname, "path": i.symbol.path, "line": i.symbol.line, "col": i.symbol.col,
                 "depth": i.depth, "via": i.via, "is_test": i.is_test, "confidence": i.confidence} for i in items])
         return
-    table = _table("depth", "symbol", "via", "test", "confidence", "location")
-    for i in items:
-        table.add_row(str(i.depth), text(i.symbol.qualname), text(i.via), "test" if i.is_test else "",
-                      _conf(i.confidence), text(f"{i.symbol.path}:{i.symbol.line}"))
-    console.print(table)
+    _rows(["depth", "symbol", "via", "test", "confidence", "location"],
+          [[str(i.depth), i.symbol.qualname, i.via, "test" if i.is_test else "", _conf(i.confidence),
+            f"{i.symbol.path}:{i.symbol.line}"] for i in items])
     console.print(f"{len(items)} affected, {sum(i.is_test for i in items)} of them tests")
 
 
@@ -234,10 +220,8 @@ def _print_plan(plan: Plan) -> None:
     if left:  # first, before the table: the one thing a confirmed-only apply would get wrong
         console.print(text(f"warning: {leaves_warning(plan, left)}; --apply refuses without --apply-ambiguous",
                            style="bold yellow"))
-    table = _table("location", "confidence", "reason")
-    for e in plan.edits:
-        table.add_row(text(f"{e.path}:{e.line}:{e.col}"), _conf(e.confidence), text(e.reason))
-    console.print(table)
+    _rows(["location", "confidence", "reason"],
+          [[f"{e.path}:{e.line}:{e.col}", _conf(e.confidence), e.reason] for e in plan.edits])
     console.print(f"rename {esc(plan.symbol.qualname)} -> {esc(plan.new_name)}: {len(plan.confirmed)} confirmed "
                   f"edits, {len(plan.ambiguous)} ambiguous, in {len(plan.files)} files")
     for c in plan.conflicts:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tomo.oi import context_anchors, context_history
 from tomo.oi.context_anchors import Anchor
+from tomo.oi.context_functions import frame_defs, name_match
 from tomo.oi.context_history import History
 from tomo.oi.context_search import Retrieval, bm25_spans, path_tokens, tokens
 from tomo.prism import Graph
@@ -73,6 +74,9 @@ class Weights:
     fn_file: float = 1.0  # a definition inherits this share of its file's (normalized) score
     fn_body: float = 1.5  # BM25 of a definition's body against the task, normalized over the candidates
     fn_anchor: float = 2.0  # the definition's own anchor evidence, normalized over the candidates
+    fn_name: float = 1.5  # idf-weighted overlap of a definition's qualified name with the task's words (title x2)
+    fn_title: float = 0.0  # the same with the title's words only
+    frame_names: bool = True  # a frame whose line is in another function goes to the function it names, if defined
     loose: float = 0.5  # factor for a file outside any package (a script, an example, docs/conf.py)
     aside: float = 0.5  # factor for a file under docs/, examples/, benchmarks/, scripts/, tools/ (seldom the fix)
     frames_in_repo: bool = True  # a frame's depth counts among the frames that resolve in the repo only
@@ -384,9 +388,8 @@ def _resolve(idx: _Index, retrieval: Retrieval, anchors: list[Anchor], ev: _Evid
             if gain > 0:
                 frame_files[path] = a.weight * depth
                 ev.file(path, gain, f"traceback frame line {a.line}" + (f" in {a.function}" if a.function else ""))
-            for d in idx.defs_in(path):
-                if d.kind in ("function", "method") and d.line <= a.line <= max(d.end_line, d.line):
-                    ev.symbol(d, a.weight * depth)
+            for d in frame_defs(idx.defs_in(path), a.line, a.function, by_name=w.frame_names):
+                ev.symbol(d, a.weight * depth)
 
     for a in anchors:
         if a.kind == "path":
@@ -583,9 +586,15 @@ def _rank_symbols(root: Path, idx: _Index, retrieval: Retrieval, task: str, code
     body = bm25_spans(qterms, spans, retrieval.idf(qterms)) if cands else []
     bmax = max(body, default=0.0) or 1.0
     amax = max((ev.defs.get(d, 0.0) for d in cands), default=0.0) or 1.0
+    locals_ = [d.local for d in cands]
+    zeros = [0.0] * len(cands)
+    named = _normalized(name_match(task, locals_, retrieval.idf), w.fn_name) if w.fn_name else zeros
+    titled = (_normalized(name_match(task, locals_, retrieval.idf, body=0.0, title=1.0), w.fn_title)
+              if w.fn_title else zeros)
     scored: dict[str, float] = {}
-    for d, b in zip(cands, body, strict=True):
-        s = (w.fn_file * ev.files[d.path] / fmax + w.fn_body * b / bmax + w.fn_anchor * ev.defs.get(d, 0.0) / amax)
+    for d, b, n, t in zip(cands, body, named, titled, strict=True):
+        s = (w.fn_file * ev.files[d.path] / fmax + w.fn_body * b / bmax + w.fn_anchor * ev.defs.get(d, 0.0) / amax
+             + n + t)
         key = f"{d.path}::{d.local}"
         scored[key] = max(scored.get(key, 0.0), s)
     # anchored definitions outside the top files still count (a frame deep in another module)
@@ -594,6 +603,14 @@ def _rank_symbols(root: Path, idx: _Index, retrieval: Retrieval, task: str, code
             key = f"{d.path}::{d.local}"
             scored.setdefault(key, w.fn_anchor * s / amax)
     return [k for k, _ in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _normalized(scores: list[float], weight: float) -> list[float]:
+    """``scores`` scaled so the best gets ``weight`` (all zeros when ``weight`` is 0 or nothing scored)."""
+    top = max(scores, default=0.0)
+    if not weight or top <= 0:
+        return [0.0] * len(scores)
+    return [weight * x / top for x in scores]
 
 
 # ---- the preamble --------------------------------------------------------------------------------------------------

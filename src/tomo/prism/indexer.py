@@ -6,6 +6,7 @@ decides. Parsing runs in worker processes once there is enough work to pay for t
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import marshal
 import os
@@ -63,9 +64,20 @@ def file_hash(data: bytes) -> str:
 def _parse_chunk(task: Task) -> tuple[bytes, dict[str, float]]:
     """Read, hash and extract a chunk of files (runs in a worker): its rows, marshalled in one blob, and its times.
 
-    Never raises on bad source: a file that cannot be read or extracted is a files row with the error.
+    Never raises on bad source: a file that cannot be read or extracted is a files row with the error. The cyclic
+    garbage collector is paused meanwhile: extraction allocates millions of small objects that form no cycles and
+    die with the chunk, and the collector would walk them again and again (a tenth of the chunk's time).
     """
-    root, files = task
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_files(*task)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_files(root: str, files: list[tuple[int, SourceFile]]) -> tuple[bytes, dict[str, float]]:
     frows: list[tuple[Any, ...]] = []
     drows: list[tuple[Any, ...]] = []
     rrows: list[tuple[Any, ...]] = []

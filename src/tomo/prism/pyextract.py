@@ -9,7 +9,6 @@ so one changed file never forces other files to be re-parsed.
 
 from __future__ import annotations
 
-import bisect
 import builtins
 import marshal
 import operator
@@ -31,9 +30,9 @@ KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
 _span = operator.attrgetter("start_byte", "end_byte")
-# capture kinds whose order cannot change a fact (each node sets a flag or a key of its own), so they are not sorted;
-# identifiers are sorted by _references, by start only (no two share one)
-_ORDERLESS = frozenset({"id", "attr.name", "call", "kwpat"})
+# capture kinds whose order cannot change a fact (each node sets a flag or a key of its own, or the step that reads
+# them sorts what it keeps), so they are not sorted here; identifiers are sorted by _references, by start only
+_ORDERLESS = frozenset({"id", "attr.name", "call", "kwpat", "str"})
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
 _NEWLINE = re.compile(rb"\n")
@@ -164,7 +163,11 @@ class _File:
         self.defs: list[list[Any]] = []  # (qualname, name, kind, line, col, end_line, parent, data)
         self.def_index: dict[str, list[Any]] = {}
         self.scopes: list[Scope] = []
-        self.starts: list[int] = []
+        self.scope_names: list[str] = [module]  # the module, then every scope's qualname (info["scopes"])
+        # the file as segments whose innermost scope does not change: where each starts, and its scope's index in
+        # scope_names (one bisect finds a byte's scope; a sweep in source order moves on at each segment's end)
+        self.seg_starts: list[int] = [0]
+        self.seg_scope: list[int] = [0]
         self.scope_of_node: dict[int, str] = {}  # a def/class node's start byte -> its qualname
         self.kind_of_scope: dict[str, str] = {module: "module"}
         self.parent_of_scope: dict[str, str] = {}
@@ -192,15 +195,8 @@ class _File:
         return col if ln is None else len(ln[:col].decode("utf-8", "replace"))
 
     def scope_at(self, byte: int) -> str:
-        # innermost scope containing byte (scopes sorted by start, nested ones after their parent)
-        scopes = self.scopes
-        i = bisect.bisect_right(self.starts, byte) - 1
-        while i >= 0:
-            s, e, q, _ = scopes[i]
-            if s <= byte < e:
-                return q
-            i -= 1
-        return self.module
+        """The qualname of the innermost scope containing ``byte``."""
+        return self.scope_names[self.seg_scope[bisect_right(self.seg_starts, byte) - 1]]
 
     def bind(self, scope: str, name: str, line: int, kind: str, a: Any = None, b: Any = None) -> None:
         self.binds.setdefault(scope, {}).setdefault(name, []).append((line, kind, a, b))
@@ -308,7 +304,35 @@ def _scopes(fx: _File) -> None:
         fx.defs.append([q, name, real_kind, node.start_point[0] + 1, fx.col_of(name_node) if name_node else 0,
                         node.end_point[0] + 1, parent, data])
     fx.def_index = {d[0]: d for d in fx.defs}
-    fx.starts = [s[0] for s in fx.scopes]
+    _segments(fx)
+
+
+def _segments(fx: _File) -> None:
+    """Cut the file where its innermost scope changes."""
+    fx.scope_names += [sc[2] for sc in fx.scopes]
+    fx.seg_starts, fx.seg_scope = _cut(fx.scopes)
+
+
+def _cut(spans: list[Any]) -> tuple[list[int], list[int]]:
+    """Segments of a file by innermost span: where each starts and its span (1-based index into ``spans``, 0: none).
+
+    ``spans`` are nested or disjoint (syntax nodes), sorted by start, an outer one before an inner one that starts
+    at the same byte; each is a sequence whose first two items are its start and end byte.
+    """
+    starts, owner = [0], [0]
+    stack: list[tuple[int, int]] = []  # (end byte, index) of the open spans
+    for i, sp in enumerate(spans, 1):
+        start = sp[0]
+        while stack and stack[-1][0] <= start:
+            starts.append(stack.pop()[0])
+            owner.append(stack[-1][1] if stack else 0)
+        stack.append((sp[1], i))
+        starts.append(start)
+        owner.append(i)
+    while stack:
+        starts.append(stack.pop()[0])
+        owner.append(stack[-1][1] if stack else 0)
+    return starts, owner
 
 
 def _decorators(fx: _File) -> None:
@@ -463,11 +487,13 @@ def _keyword_arguments(fx: _File) -> None:
     src = fx.src
     for n in fx.caps.get("kwarg", []):
         fx.skip_ids.add(n.start_byte)
-        args = n.parent.parent if n.parent is not None else None
-        if args is not None and args.type == "argument_list" and args.parent is not None \
-                and args.parent.type == "call":
+        # Node.parent walks down from the root: each step up is asked once
+        kw = n.parent
+        args = kw.parent if kw is not None else None
+        call = args.parent if args is not None and args.type == "argument_list" else None
+        if call is not None and call.type == "call":
             # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
-            callee = _short(src, args.parent.child_by_field_name("function"))
+            callee = _short(src, call.child_by_field_name("function"))
             fx.extra_refs.append((_text(src, n), n.start_point[0] + 1, fx.col_of(n), fx.scope_at(n.start_byte),
                                   callee or "?", KWARG))
 
@@ -634,10 +660,12 @@ def _strings(fx: _File) -> None:
     """Identifier-like strings: each word is an occurrence, with the call (or ``__all__``) it appears in."""
     src, lines, extra_refs = fx.src, fx.lines, fx.extra_refs
     fullmatch = _IDENT_BYTES.fullmatch
-    for n in fx.caps.get("str", []):
+    # most strings are no identifier: sort only those that are (captures come unordered)
+    words = [n for n in fx.caps.get("str", []) if n.end_byte - n.start_byte <= 120
+             and fullmatch(src, n.start_byte, n.end_byte)]
+    words.sort(key=_start_byte)
+    for n in words:
         sa, sb = n.start_byte, n.end_byte
-        if sb - sa > 120 or not fullmatch(src, sa, sb):
-            continue
         s = src[sa:sb].decode("utf-8", "replace")
         # context: string_content < string < (argument_list < call) | list/tuple < assignment(__all__)
         ctx = ""
@@ -646,13 +674,16 @@ def _strings(fx: _File) -> None:
         pp = sp.parent if sp is not None else None
         if pp is not None:
             ptype = pp.type
-            ppp = pp.parent
-            if ptype == "argument_list" and ppp is not None and ppp.type == "call":
-                ctx = _short(src, ppp.child_by_field_name("function")) or ""
-            elif ptype in ("list", "tuple") and ppp is not None and ppp.type == "assignment":
-                left = ppp.child_by_field_name("left")
-                if left is not None and _text(src, left) == "__all__":
-                    flags |= ALL
+            if ptype == "argument_list":
+                ppp = pp.parent
+                if ppp is not None and ppp.type == "call":
+                    ctx = _short(src, ppp.child_by_field_name("function")) or ""
+            elif ptype in ("list", "tuple"):
+                ppp = pp.parent
+                if ppp is not None and ppp.type == "assignment":
+                    left = ppp.child_by_field_name("left")
+                    if left is not None and _text(src, left) == "__all__":
+                        flags |= ALL
         row, base_col = n.start_point
         if lines is not None:
             base_col = fx.col_of(n)
@@ -673,54 +704,60 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
     """Every identifier that could refer to something outside its function, then the extra occurrences.
 
     An occurrence is ``(line, col, scope index, receiver text, flags)``; its scope is an index into
-    ``info["scopes"]``, a fraction of the bytes of the qualname.
+    ``info["scopes"]``, a fraction of the bytes of the qualname. This loop runs for every identifier of the file, so
+    everything it asks per identifier is an index or a comparison: what depends on the scope is looked up once per
+    scope, the scope and the line change only when the sweep crosses a segment's or a line's end.
     """
-    src, module, scopes = fx.src, fx.module, fx.scopes
+    src, lines, scope_names = fx.src, fx.lines, fx.scope_names
     skip_ids, ref_flags, ref_recv, name_scope = fx.skip_ids, fx.ref_flags, fx.ref_recv, fx.name_scope
-    body_start, parent_of_scope, lines = fx.body_start, fx.parent_of_scope, fx.lines
     lambdas = fx.lambdas
     lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
 
     def lambda_local(byte: int, name: str) -> bool:
         return any(a <= byte < b and name in ns for a, b, ns in lambdas)
 
-    local_names: dict[str, set[str]] = {}
-    for scope, names in fx.binds.items():
-        if fx.kind_of_scope.get(scope) in ("function", "method"):
-            local_names[scope] = set(names) - fx.globals_in.get(scope, set())
-    module_names = set(fx.binds.get(module, {}))
+    sidx = {q: i for i, q in enumerate(scope_names)}
+    # per scope index: a function's local names (None elsewhere), where its body starts, the enclosing scope
+    nscopes = len(scope_names)
+    local_names: list[set[str] | None] = [None] * nscopes
+    body_start: list[int] = [0] * nscopes
+    parent: list[int] = [0] * nscopes
+    kind_of_scope, binds, globals_in = fx.kind_of_scope, fx.binds, fx.globals_in
+    for q, p in fx.parent_of_scope.items():
+        parent[sidx[q]] = sidx[p]
+    for q, i in sidx.items():
+        if q in binds and kind_of_scope.get(q) in ("function", "method"):
+            local_names[i] = set(binds[q]) - globals_in.get(q, set())
+        body_start[i] = fx.body_start.get(q, 0)
+    builtins_here = _BUILTINS.difference(binds.get(fx.module, ()))  # a module may define `open`, `id`, ...
 
-    sidx = {q: i for i, q in enumerate(_scope_list(fx))}
     refs: dict[str, list[tuple[Any, ...]]] = {}
-    si = 0
-    nscopes = len(scopes)
-    sstack: list[Scope] = []
     ids = fx.caps.get("id", [])
-    ids.sort(key=_start_byte)  # captures do not come in source order; the scope sweep needs it
-    # the hot loop (every identifier of the file): byte offsets only, no Point objects, one str slice per name
+    ids.sort(key=_start_byte)  # captures do not come in source order; both sweeps need it
     text = src.decode("ascii") if lines is None else None  # ASCII: byte offsets are str offsets
     newlines = [m.start() for m in _NEWLINE.finditer(src)]
+    never = len(src) + 1
+    seg_starts, seg_scope = fx.seg_starts, fx.seg_scope
+    seg_end = seg_starts[1] if len(seg_starts) > 1 else never
+    si = 0  # the current segment's scope index
+    row = line_start = 0
+    line_end = newlines[0] if newlines else never
     for n in ids:
         b = n.start_byte
         if b in skip_ids:
             continue
-        e = n.end_byte
-        name = text[b:e] if text is not None else src[b:e].decode("utf-8", "replace")
+        name = text[b : n.end_byte] if text is not None else src[b : n.end_byte].decode("utf-8", "replace")
         recv = ref_recv.get(b)
         if recv is None and (name == "self" or name == "cls") and b not in ref_flags:
             continue  # the receiver parameter itself: by far the most common name, never a reference
-        # advance the scope sweep (identifiers come in source order)
-        while si < nscopes and scopes[si][0] <= b:
-            while sstack and sstack[-1][1] <= scopes[si][0]:
-                sstack.pop()
-            sstack.append(scopes[si])
-            si += 1
-        while sstack and sstack[-1][1] <= b:
-            sstack.pop()
-        scope = sstack[-1][2] if sstack else module
+        if b >= seg_end:
+            k = bisect_right(seg_starts, b)
+            si = seg_scope[k - 1]
+            seg_end = seg_starts[k] if k < len(seg_starts) else never
+        scope = si
         flags = ref_flags.get(b, 0)
-        if b in name_scope:
-            scope = name_scope[b]
+        if flags & DEF and b in name_scope:
+            scope = sidx[name_scope[b]]  # a def/class name is bound in the enclosing scope
         if lambda_names:
             if recv is None and name in lambda_names and lambda_local(b, name):
                 continue
@@ -728,36 +765,35 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             if head is not None and head.group() in lambda_names and lambda_local(b, head.group()):
                 recv = f"({recv})"  # the receiver is a lambda parameter: untyped, never resolved outside
         if recv is None and not flags & DEF:
-            ln = local_names.get(scope)
+            ln = local_names[scope]
             if ln is not None and name in ln:
-                if b >= body_start.get(scope, 0):
+                if b >= body_start[scope]:
                     continue  # a local variable of its function: never a reference to anything else
-                scope = parent_of_scope[scope]  # `def f(x=x)`, `def f(A: A)`: the header reads the enclosing scope
-            if name in _BUILTINS and name not in module_names:
+                scope = parent[scope]  # `def f(x=x)`, `def f(A: A)`: the header reads the enclosing scope
+            if name in builtins_here:
                 continue
-        row = bisect_right(newlines, b)  # the newlines before b: tree-sitter's row
-        col = b - newlines[row - 1] - 1 if row else b
+        if b >= line_end:
+            row = bisect_right(newlines, b)  # the newlines before b: tree-sitter's row
+            line_start = newlines[row - 1] + 1
+            line_end = newlines[row] if row < len(newlines) else never
+        col = b - line_start
         if lines is not None:
             line_bytes = lines[row]
             if line_bytes is not None:
                 col = len(line_bytes[:col].decode("utf-8", "replace"))
-        occ = (row + 1, col, sidx[scope], recv, flags)
+        occ = (row + 1, col, scope, recv, flags)
         got = refs.get(name)
         if got is None:
             refs[name] = [occ]
         else:
             got.append(occ)
-    for name, line, col, scope, recv, flags in fx.extra_refs:
-        refs.setdefault(name, []).append((line, col, sidx.get(scope, 0), recv, flags))
+    for name, line, col, sq, recv, flags in fx.extra_refs:
+        refs.setdefault(name, []).append((line, col, sidx.get(sq, 0), recv, flags))
     return refs
 
 
-def _scope_list(fx: _File) -> list[str]:
-    return [fx.module] + [sc[2] for sc in fx.scopes]
-
-
 def _info(fx: _File) -> dict[str, Any]:
-    scope_list = _scope_list(fx)
+    scope_list = fx.scope_names
     sidx = {q: i for i, q in enumerate(scope_list)}
     parent_of_scope = fx.parent_of_scope
     return {

@@ -38,7 +38,9 @@ class Source:
     inside one function, ``receiver`` on one line), and a piece is a run of complete top-level statements: from the
     line after the previous top-level definition to the end of this one (its decorators and the module-level
     statements before it included), or the statements after the last one. Inside a top-level class, the same cut at
-    its methods (those least indented) gives smaller pieces, parsed under an ``if 1:`` line. A piece that does not
+    its methods (those least indented) gives smaller pieces: the first (what precedes the class, its ``class`` line
+    and its first method, often ``__init__``) parsed as it stands, a class cut short; the others under an ``if 1:``
+    line. A piece that does not
     parse on its own (which is how a cut inside an ``if``/``try`` shows), a line outside every piece, a file whose
     bytes or encoding could make a piece read differently from the whole: the next larger piece, at last the whole
     file, is parsed, as without ``defs``.
@@ -57,6 +59,7 @@ class Source:
         self._raw: list[bytes] = []
         self._by_line: dict[int, list[ast.AST]] = {}
         self._attrs: dict[Key, dict[tuple[int, int], ast.Attribute]] = {}
+        self._bound: dict[int, frozenset[str]] = {}  # id of a statement (alive in _trees) -> the names it binds
         self.cut(defs)
 
     @staticmethod
@@ -116,8 +119,10 @@ class Source:
                        spans[bisect_right(lines, first):bisect_right(lines, last)] if kind == "method" and end <= last]
             depth = min((m[2] for m in methods), default=0)
             cuts = [(line, end) for line, end, d in methods if d == depth]
-            sub = ([e + 1 for _, e in cuts[:-1]], [e for _, e in cuts[1:]])
-            if depth and sub[0] and all(a <= line for a, (line, _) in zip(sub[0], cuts[1:], strict=True)):
+            # the first sub-piece is the head of the top-level piece (what precedes the class, the class line, its
+            # first method): a class cut short, parsed as it stands; the others are runs of its body
+            sub = ([starts[piece]] + [e + 1 for _, e in cuts[:-1]], [e for _, e in cuts])
+            if depth and len(cuts) > 1 and all(a <= line for a, (line, _) in zip(sub[0][1:], cuts[1:], strict=True)):
                 self._subs[piece] = sub
         self._raw, self._starts, self._ends = raw, starts, ends
 
@@ -149,8 +154,8 @@ class Source:
     def _parse(self, key: Key, first: int, last: int) -> ast.Module | None:
         if key not in self._trees:
             # blank lines before the piece give its nodes their lines in the file (cheaper than moving them after);
-            # an indented piece (a class's methods) goes under an `if 1:` on the line before it
-            head = b"\n" * (first - 1) if key[1] < 0 else b"\n" * (first - 2) + b"if 1:\n"
+            # an indented piece (a class's methods after its first) goes under an `if 1:` on the line before it
+            head = b"\n" * (first - 1) if key[1] <= 0 else b"\n" * (first - 2) + b"if 1:\n"
             try:
                 self._trees[key] = ast.parse(head + b"".join(self._raw[first - 1:last]), type_comments=True)
             except (SyntaxError, ValueError, RecursionError):
@@ -263,19 +268,34 @@ class Source:
             if inside is not None and inside is getattr(st, "body", None) and _binds_in_header(st, name):
                 return st.lineno  # `for x in ...:` / `with ... as x:` around the use
             for prev in reversed(block[:idx]):
-                if _binds(prev, name):
+                if self._binds(prev, name):
                     if isinstance(prev, (ast.Assign, ast.AnnAssign)) and _target_binds(prev, name):
                         return prev.lineno
                     return None
             if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)) and any(
-                    _binds(x, name) for x in owner.body + owner.orelse):
+                    self._binds(x, name) for x in owner.body + owner.orelse):
                 return None  # a later binding in the loop comes round again
-            if isinstance(owner, ast.Try) and block is not owner.body and any(_binds(x, name) for x in owner.body):
+            if isinstance(owner, ast.Try) and block is not owner.body and any(self._binds(x, name) for x in owner.body):
                 return None
             if isinstance(owner, ast.Try) and block is not owner.body and any(
-                    _binds(x, name) for h in owner.handlers for x in h.body):
+                    self._binds(x, name) for h in owner.handlers for x in h.body):
                 return None
         return None
+
+    def _binds(self, st: ast.stmt, name: str) -> bool:
+        """Whether anything in ``st`` (nested functions and classes aside) may bind ``name``: the names a statement
+        binds are collected once, as ``reaching`` asks about the same statements for each use it is given; and a
+        statement whose ASCII text lacks the name cannot bind it (a non-ASCII text may spell it another way:
+        identifiers are NFKC-normalised), so most statements are never walked."""
+        got = self._bound.get(id(st))
+        if got is None:
+            if self._raw and name.isascii():
+                first = min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))])
+                text = b"".join(self._raw[first - 1:st.end_lineno or st.lineno])
+                if text.isascii() and name.encode() not in text:
+                    return False
+            got = self._bound[id(st)] = _bound_names(st)
+        return name in got
 
     def type_comment(self, line: int) -> str | None:
         """The ``# type: X`` comment of the assignment at ``line`` (PEP 484's annotation for older code)."""
@@ -374,24 +394,25 @@ def _binds_in_header(st: ast.stmt, name: str) -> bool:
     return False
 
 
-def _binds(node: ast.AST, name: str) -> bool:
-    """Whether anything in ``node`` (nested functions and classes aside) may bind ``name``."""
+def _bound_names(node: ast.AST) -> frozenset[str]:
+    """Every name that something in ``node`` (nested functions and classes aside) may bind."""
+    out: set[str] = set()
     for n in _walk_scope(node):
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
-            return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
-            return True
-        if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
-            return True
-        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return True
-        if isinstance(n, ast.ExceptHandler) and n.name == name:
-            return True
-        if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
-            return True
-        if isinstance(n, ast.MatchMapping) and n.rest == name:
-            return True
-    return False
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.alias):
+            out.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            out.update(n.names)
+        elif isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if n.name is not None:
+                out.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest is not None:
+            out.add(n.rest)
+    return frozenset(out)
 
 
 def _walk_scope(node: ast.AST) -> Iterator[ast.AST]:

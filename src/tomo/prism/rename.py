@@ -102,7 +102,7 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
             out.append(Conflict(r.path, r.line, r.col, f"`{new}` is already bound here (to {what})"))
             seen.add((r.path, r.line, r.col))
         elif new in _BUILTIN_NAMES and r.path not in shadowed and re.search(
-                rf"(?<![\w.]){re.escape(new)}(?!\w)", "\n".join(graph._lines.get(r.path) or [])):
+                rf"(?<![\w.]){re.escape(new)}(?!\w)", graph._text(r.path)):
             shadowed.add(r.path)  # the new name hides the builtin for every other use of it in this module
             out.append(Conflict(r.path, r.line, r.col, f"`{new}` is a builtin that {r.path} also uses: "
                                                         "the rename would shadow it there"))

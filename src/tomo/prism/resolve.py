@@ -97,6 +97,10 @@ class Resolver:
         self._sources: dict[int, Source] = {}
         self._abstract: dict[str, bool] = {}
         self._memo: dict[tuple[str, str, str], Value] = {}
+        self._reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None] = {}
+        self._below: dict[tuple[str, str, str], str | None] = {}
+        self._methods: dict[str, list[str]] = {}  # method name -> the qualnames of every method of that name
+        self._arg_lines: dict[int, list[str]] = {}  # file id -> its text's lines, for reading call arguments
 
     def fresh(self) -> Resolver:
         """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
@@ -121,13 +125,16 @@ class Resolver:
         return len(self._info)
 
     def load_infos(self, fids: list[int]) -> None:
-        """Read the infos of many files in a few statements rather than one each (a query visits hundreds)."""
+        """Read the infos of many files in a few statements rather than one each (a query visits hundreds), and
+        their path and module with them (every lookup asks a file's module name)."""
         missing = sorted({f for f in fids if f not in self._info})
         for i in range(0, len(missing), 500):
             chunk = missing[i:i + 500]
-            for fid, blob in self.conn.execute(
-                    f"SELECT id, info FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            for fid, blob, path, module, is_pkg, lang in self.conn.execute(
+                    "SELECT id, info, path, module, is_pkg, lang FROM files"
+                    f" WHERE id IN ({','.join('?' * len(chunk))})", chunk):
                 self._info[fid] = FileInfo(marshal.loads(blob) if blob else {})
+                self._file.setdefault(fid, (path, module, bool(is_pkg), lang))
 
     def file(self, fid: int) -> tuple[str, str, bool, str]:
         got = self._file.get(fid)
@@ -220,11 +227,21 @@ class Resolver:
         overrides the method the call may run that override instead. (A concrete class's receiver is read as that
         class, prism's static reading.)
         """
-        for (q,) in self.conn.execute("SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,)):
+        key = (cls, attr, found)  # asked again for every call on a receiver of the same class
+        if key in self._below:
+            return self._below[key]
+        methods = self._methods.get(attr)
+        if methods is None:
+            methods = self._methods[attr] = [q for (q,) in self.conn.execute(
+                "SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,))]
+        got = None
+        for q in methods:
             owner = q.rsplit(".", 1)[0]
             if owner != cls and not same_name(q, found) and cls in self.mro(owner):
-                return q if self.is_abstract(cls) else None
-        return None
+                got = q if self.is_abstract(cls) else None
+                break
+        self._below[key] = got
+        return got
 
     def is_abstract(self, cls: str) -> bool:
         """Whether class ``cls`` keeps an ``@abstractmethod`` (its own or a base's) that nothing below overrides."""
@@ -279,7 +296,8 @@ class Resolver:
             first = False
             if kind == "module":
                 break
-            s = parents.get(s, self.module_name(fid))
+            parent = parents.get(s)  # (the module's name only when needed: this loop runs for every name read)
+            s = parent if parent is not None else self.module_name(fid)
         module = self.module_name(fid)
         # star imports: only what each module exports, and when two provide the name (the later one wins at run
         # time, the earlier one for code between them) it is known only if they agree
@@ -303,19 +321,29 @@ class Resolver:
             first = False
             if kind == "module":
                 return False
-            s = info.parents.get(s, self.module_name(fid))
+            parent = info.parents.get(s)
+            s = parent if parent is not None else self.module_name(fid)
         return False
 
     def _reaching(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]],
                   line: int) -> tuple[Any, ...] | None:
-        """The one assignment of a local bound several times that the code's structure proves reaches ``line``."""
+        """The one assignment of a local bound several times that the code's structure proves reaches ``line``.
+
+        Read from the source alone (``entries`` are the scope's bindings of the name), so remembered: a chain like
+        ``qs = qs.filter(...)`` asks it again for each earlier line while typing each later one."""
+        key = (fid, scope, name, line)
+        if key in self._reached:
+            return self._reached[key]
         d = self.definition(scope)
         src = self._source(fid)
         if d is None or src is None:
-            return None
-        at = src.reaching(d[4], name, line)
-        found = [e for e in entries if e[0] == at and e[1] in ("assign", "param")] if at is not None else []
-        return found[0] if len(found) == 1 else None
+            got = None
+        else:
+            at = src.reaching(d[4], name, line)
+            found = [e for e in entries if e[0] == at and e[1] in ("assign", "param")] if at is not None else []
+            got = found[0] if len(found) == 1 else None
+        self._reached[key] = got
+        return got
 
     def _agreeing_local(self, fid: int, scope: str, name: str, entries: list[tuple[Any, ...]], line: int) -> Value:
         """A local assigned more than once: its binding at ``line`` when every assignment gives the same type."""
@@ -566,7 +594,14 @@ class Resolver:
         (position ``idx``), or None when it cannot tell."""
         if self.root is None:
             return None
-        arg = _call_argument(self.root / self.file(fid)[0], line, after_name, idx, name)
+        lines = self._arg_lines.get(fid)
+        if lines is None:
+            try:
+                lines = (self.root / self.file(fid)[0]).read_text("utf-8", "replace").split("\n")
+            except OSError:
+                lines = []
+            self._arg_lines[fid] = lines
+        arg = _call_argument(lines, line, after_name, idx, name)
         return self.type_of(self.eval(fid, scope, arg, line)) if arg else None
 
     def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
@@ -971,10 +1006,11 @@ class Resolver:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
         if not text or text == "?" or depth > _MAX_DEPTH:
             return None
-        wrapped = _METHOD_WRAPPER.fullmatch(text)
+        # (the prefix tests first: the regular expressions cost more than most of an evaluation)
+        wrapped = _METHOD_WRAPPER.fullmatch(text) if text.startswith(("staticmethod", "classmethod")) else None
         if wrapped and self.lookup(fid, scope, wrapped.group(1), line) is None:
             text = wrapped.group(2)  # `maker = staticmethod(make)`: called through the class, it is `make`
-        partial = _PARTIAL.fullmatch(text)
+        partial = _PARTIAL.fullmatch(text) if text.startswith(("partial", "functools.partial")) else None
         if partial and self.eval(fid, scope, partial.group(1), line, depth + 1) == ("ext", "functools.partial"):
             # `functools.partial(Enum, Color)`: calling it calls Enum; the partial object itself has no methods
             inner = self.eval(fid, scope, partial.group(2), line, depth + 1)
@@ -982,7 +1018,7 @@ class Resolver:
         ops = _parse(text)
         if not ops:
             return None
-        if any(op == "sub" for op, _ in ops):
+        if "[" in text and any(op == "sub" for op, _ in ops):  # a subscript is written with a bracket
             return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
         if key in self._stack:
@@ -1612,13 +1648,12 @@ def _keeps_return(decorator: str) -> bool:
     return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
 
 
-def _call_argument(path: Path, line: int, col: int, idx: int, name: str) -> str | None:
-    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``."""
-    try:
-        rest = path.read_text("utf-8", "replace").split("\n")[line - 1:line + 30]
-    except OSError:
+def _call_argument(lines: list[str], line: int, col: int, idx: int, name: str) -> str | None:
+    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``, in a file
+    of ``lines`` (read with newlines translated, as ``Path.read_text`` does)."""
+    if not lines:
         return None
-    text = "\n".join(rest)[col:].lstrip()
+    text = "\n".join(lines[line - 1:line + 30])[col:].lstrip()
     if not text.startswith("("):
         return None
     args: list[str] = []

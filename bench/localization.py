@@ -14,9 +14,11 @@ floor; anchors resolved in prism without retrieval). File recall@1/3/5/10 and MR
 function recall@5/@10 over gold functions (``path::Qualified.name``). The set is split in two halves by a hash of the
 instance id: weights were chosen looking at half A only; half B is held out. Nobody reads task texts to tune.
 ``--ablate`` adds a table of the pack with each signal switched off in turn (and the options that are off switched
-on), scored in the same run on the same trees. A tree whose index an older prism wrote is brought up to date before
-the warm figures are taken. Writes the ``localization`` section of docs/benchmarks.md. Without the shared data it
-says so and exits 0.
+on), scored in the same run on the same trees. The git-history signal (off in the pack; a row of its own, and
+`+ git history` in the ablation) reads the mirror's log up to the task's base commit only: the log is checked to
+start there, and commits after it (the task's fix among them) are not reachable from it. A tree whose index an older
+prism wrote is brought up to date before the warm figures are taken. Writes the ``localization`` section of
+docs/benchmarks.md. Without the shared data it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ except ImportError:  # run as `python bench/localization.py`
 from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 
+from tomo.oi.context_history import History, open_history  # noqa: E402
 from tomo.oi.context_pack import Pack, Weights, build, rank  # noqa: E402
 from tomo.oi.context_search import Retrieval  # noqa: E402
 from tomo.prism import Graph  # noqa: E402
@@ -66,16 +69,20 @@ class Variant:
     weights: Weights
 
 
+HISTORY = 3.0  # the weight of the git-history signal chosen on half A (off in the pack: it did not pay on B)
+PACK = Variant("context pack (anchors + BM25)", Weights())
 VARIANTS = [
-    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0)),
-    Variant("anchors in prism alone", Weights(use_bm25=False)),
-    Variant("context pack (anchors + BM25)", Weights()),
+    Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0,
+                                          history=0.0)),
+    Variant("anchors in prism alone", Weights(use_bm25=False, history=0.0)),
+    Variant("git history alone", Weights(use_anchors=False, use_bm25=False, history=1.0, loose=1.0, aside=1.0)),
+    PACK,
 ]
 _D = Weights()
 # --ablate: the pack with one signal switched off (or one option switched on), each scored on the same trees
 ABLATIONS = [
     Variant("last session's pack (the six below off)", replace(_D, mentions=0.0, title=0.0, frames_in_repo=False,
-                                                               test_map=0.0, aside=1.0, expand=0.0)),
+                                                               test_map=0.0, aside=1.0, expand=0.0, history=0.0)),
     Variant("- title BM25 (first line)", replace(_D, title=0.0)),
     Variant("- repeated names weigh more", replace(_D, mentions=0.0)),
     Variant("- frame depth among in-repo frames", replace(_D, frames_in_repo=False)),
@@ -91,6 +98,7 @@ ABLATIONS = [
     Variant("- specificity (1/files defining a name)", replace(_D, specificity=0.0)),
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),
     Variant("+ best-function BM25 rerank", replace(_D, span=1.0)),
+    Variant("+ git history (weight 3)", replace(_D, history=HISTORY)),
     Variant("- function names", replace(_D, fn_name=0.0)),
     Variant("- frame line -> same-named def", replace(_D, frame_names=False)),
     Variant("+ title-only name match", replace(_D, fn_title=1.0)),
@@ -115,6 +123,21 @@ def mirror(mirrors: Path, repo: str) -> Path:
     return mirrors / name / "repo"
 
 
+def history_of(conn: sqlite3.Connection, root: Path, task: dict, mirrors: Path) -> History | None:
+    """The history the pack may use for ``task``: the mirror's log up to the task's base commit, never past it.
+
+    The tree is a ``git archive`` (no .git), so the mirror's git directory is passed with the base commit as the
+    revision; the log is checked to start at that commit (context_history.read_log) and the cache to hold it.
+    Commits after the base commit (the task's own fix among them) are not reachable from it and are never read.
+    """
+    history, note = open_history(conn, root, git_dir=mirror(mirrors, task["repo"]), rev=task["base_commit"])
+    if history is None:
+        console.print(f"{task['instance_id']}: {note}", markup=False)
+        return None
+    assert history.commit == task["base_commit"], (history.commit, task["base_commit"])
+    return history
+
+
 def prepare(task: dict, mirrors: Path, work: Path, seed: Path | None) -> tuple[Path, dict[str, float] | None]:
     """The task's tree at its base commit, indexed; returns (root, its timing when indexed now, else None).
 
@@ -123,10 +146,15 @@ def prepare(task: dict, mirrors: Path, work: Path, seed: Path | None) -> tuple[P
     """
     root = work / task["instance_id"]
     done = root / ".tomo" / "bench-cold.json"
+    gitdir = mirror(mirrors, task["repo"])
     if done.exists():
         Graph.open(root).close()  # an index an older prism wrote is brought up to date here, not in the warm figures
+        conn = sqlite3.connect(root / ".tomo" / "context.sqlite", isolation_level=None)
+        try:  # and so is the history's cache (a tree indexed before the pack read git history)
+            history_of(conn, root, task, mirrors)
+        finally:
+            conn.close()
         return root, None
-    gitdir = mirror(mirrors, task["repo"])
     if not gitdir.exists():
         raise SystemExit(f"no mirror of {task['repo']} at {gitdir}: bring it with the session's fetch tool "
                          f"(github:{MIRRORS.get(task['repo'], task['repo']).replace('+', '/')}) or pass --mirrors")
@@ -145,7 +173,7 @@ def prepare(task: dict, mirrors: Path, work: Path, seed: Path | None) -> tuple[P
         _keep_unchanged_mtimes(root)
         kind = "refresh_s"
     t0 = time.perf_counter()
-    build(root, task["problem_statement"])
+    build(root, task["problem_statement"], git_dir=gitdir, git_rev=task["base_commit"])
     timing = {kind: time.perf_counter() - t0}
     done.write_text(json.dumps(timing))
     return root, timing
@@ -185,17 +213,18 @@ def scores(pack: Pack, task: dict) -> dict[str, float]:
     return out
 
 
-def evaluate(tasks: list[dict], work: Path, variants: list[Variant],
+def evaluate(tasks: list[dict], work: Path, mirrors: Path, variants: list[Variant],
              on_task: Callable[[], None] | None = None) -> dict[str, dict[str, list[float]]]:
-    """Scores of every variant on every task (by instance id), on warm indexes."""
+    """Scores of every variant on every task (by instance id), on warm indexes (and a warm history cache)."""
     out: dict[str, dict[str, list[float]]] = {v.name: {} for v in variants}
     for task in tasks:
         root = work / task["instance_id"]
         with Graph.open(root) as graph:
             retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
             try:
+                history = history_of(retrieval.conn, root, task, mirrors)
                 for v in variants:
-                    pack = rank(graph, retrieval, task["problem_statement"], weights=v.weights)
+                    pack = rank(graph, retrieval, task["problem_statement"], weights=v.weights, history=history)
                     got = scores(pack, task)
                     for key, val in got.items():
                         out[v.name].setdefault(key, []).append(val)
@@ -272,7 +301,8 @@ def main() -> None:
         job = bar.add_task("warm packs", total=len(tasks))
         warm: list[float] = []
         for t in tasks:
-            pack = build(work / t["instance_id"], t["problem_statement"])
+            pack = build(work / t["instance_id"], t["problem_statement"], git_dir=mirror(mirrors, t["repo"]),
+                         git_rev=t["base_commit"])
             warm.append(pack.seconds)
             bar.advance(job)
 
@@ -281,10 +311,10 @@ def main() -> None:
         if args.lsp:
             variants.append(Variant(f"context pack + {args.lsp}", Weights()))
         job = bar.add_task("scoring", total=len(tasks))
-        results = evaluate(tasks, work, [v for v in variants + extra if not args.lsp or v is not variants[-1]],
+        results = evaluate(tasks, work, mirrors, [v for v in variants + extra if not args.lsp or v is not variants[-1]],
                            on_task=lambda: bar.advance(job))
         if args.lsp:
-            results[variants[-1].name] = _lsp_scores(tasks, work, args.lsp)
+            results[variants[-1].name] = _lsp_scores(tasks, work, mirrors, args.lsp)
 
     rows = []
     for v in variants:
@@ -299,7 +329,7 @@ def main() -> None:
     ablation = ""
     if extra:
         arows = []
-        for v in [variants[2], *extra]:
+        for v in [PACK, *extra]:
             per = results[v.name]
             a, b, al = summarize(per, "A"), summarize(per, "B"), summarize(per, None)
             fns = [fn_summary(per, which) for which in (None, "A", "B")]
@@ -339,10 +369,11 @@ def main() -> None:
                       CMD + (" --ablate" if args.ablate else ""), body)
 
 
-def _lsp_scores(tasks: list[dict], work: Path, lsp: str) -> dict[str, list[float]]:
+def _lsp_scores(tasks: list[dict], work: Path, mirrors: Path, lsp: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for t in tasks:
-        pack = build(work / t["instance_id"], t["problem_statement"], lsp=lsp, lsp_timeout=30)
+        pack = build(work / t["instance_id"], t["problem_statement"], lsp=lsp, lsp_timeout=30,
+                     git_dir=mirror(mirrors, t["repo"]), git_rev=t["base_commit"])
         for key, val in scores(pack, t).items():
             out.setdefault(key, []).append(val)
         out.setdefault("half", []).append(float(half(t["instance_id"]) == "A"))

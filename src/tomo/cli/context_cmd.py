@@ -16,9 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tomo.cli import app
 from tomo.errors import ConfigError
-from tomo.oi.context_pack import DEFAULT_BUDGET, build
+from tomo.oi.context_pack import DEFAULT_BUDGET, Weights, build
 
 err = Console(stderr=True)
+HISTORY_WEIGHT = 3.0  # the git history's weight when asked for, chosen on half A of bench/localization.py
 
 
 def read_task(arg: str) -> str:
@@ -46,18 +47,26 @@ def context_pack(
     lsp: str = typer.Option(None, "--lsp", help='A language server command for extra evidence, e.g. "pylsp".'),
     as_json: bool = typer.Option(False, "--json", help="Print files, tests, symbols and the preamble as JSON."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=100, help="Token budget of the preamble."),
+    history: bool = typer.Option(False, "--history", help="Add the git history as a signal: files touched by past "
+                                 "commits whose messages match the task (off by default: it did not pay on held-out "
+                                 "tasks)."),
+    git_dir: Path = typer.Option(None, "--git-dir", help="With --history: the repository's git directory when ROOT is "
+                                 "not a checkout (default: ROOT/.git if present)."),
+    git_rev: str = typer.Option(None, "--git-rev", help="With --history: read the history up to this commit "
+                                "(default: HEAD)."),
 ) -> None:
     """Find the code TASK is about (anchors in the code graph, then BM25) and print the preamble for a model."""
     text = read_task(task)
+    weights = Weights(history=HISTORY_WEIGHT) if history or git_dir is not None or git_rev is not None else Weights()
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass --root DIR with the repository to search")
     if as_json or not err.is_terminal:
-        pack = build(root, text, lsp=lsp, budget_tokens=budget)
+        pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev, weights=weights)
     else:
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             job = bar.add_task("index", total=None)
-            pack = build(root, text, lsp=lsp, budget_tokens=budget,
+            pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev, weights=weights,
                          progress=lambda done, total: bar.update(job, completed=done, total=total))
     if as_json:
         typer.echo(json.dumps(pack.as_json(), indent=2))

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tomo.oi.context_pack import Pack, Weights, rank
+from tomo.oi.context_search import Retrieval
+from tomo.prism import Graph
 from tomo.sandbox import Limits
 
 MiB = 1024 * 1024
@@ -72,3 +76,23 @@ def say(text: str) -> dict[str, Any]:
 FIX = sh("sed -i 's/return a - b/return a + b/' calc.py")
 RED = sh(f"{PYTEST} tests/test_calc.py")
 GREEN = sh(f"{PYTEST} tests")
+
+
+CTX_FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
+"""The context pack's fixture repository (tests copy it: the pack writes its index under ROOT/.tomo/)."""
+
+
+def copy_ctx_fixture(tmp_path: Path) -> Path:
+    dest = tmp_path / "repo"
+    shutil.copytree(CTX_FIXTURE, dest, ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
+    return dest
+
+
+def rank_in(repo: Path, task: str, **weights: Any) -> Pack:
+    """The pack's ranking of ``task`` in ``repo`` with these ``Weights`` (no preamble)."""
+    with Graph.open(repo) as graph:
+        retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
+        try:
+            return rank(graph, retrieval, task, weights=Weights(**weights))
+        finally:
+            retrieval.close()

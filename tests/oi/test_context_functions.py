@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from oi.oi_support import copy_ctx_fixture, rank_in
 from tomo.oi.context_functions import frame_defs, name_match, name_terms
-from tomo.oi.context_pack import Pack, Weights, build, rank
-from tomo.oi.context_search import Retrieval
-from tomo.prism import Graph
-
-FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
+from tomo.oi.context_pack import build
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    dest = tmp_path / "repo"
-    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
-    return dest
-
-
-def _rank(repo: Path, task: str, **weights: object) -> Pack:
-    with Graph.open(repo) as graph:
-        retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
-        try:
-            return rank(graph, retrieval, task, weights=Weights(**weights))  # type: ignore[arg-type]
-        finally:
-            retrieval.close()
+    return copy_ctx_fixture(tmp_path)
 
 
 def _flat(terms: Iterable[str]) -> dict[str, float]:
@@ -66,8 +51,8 @@ def test_nothing_to_match_gives_zeros_not_an_error(repo: Path) -> None:
 def test_the_method_named_in_prose_outranks_the_body_that_repeats_the_words(repo: Path) -> None:
     # the words are those of reserve()'s comment; the name says receive()
     task = "After I receive goods the count goes below zero"
-    assert _rank(repo, task, fn_name=0.0).symbols[0] == "shop/inventory.py::Stock.reserve"
-    assert _rank(repo, task).symbols[0] == "shop/inventory.py::Stock.receive"
+    assert rank_in(repo, task, fn_name=0.0).symbols[0] == "shop/inventory.py::Stock.reserve"
+    assert rank_in(repo, task).symbols[0] == "shop/inventory.py::Stock.receive"
 
 
 @dataclass(frozen=True)
@@ -95,7 +80,7 @@ Traceback (most recent call last):
 TypeError: unsupported operand type(s)
 """
     # names and bodies switched off: the frame alone decides
-    on = _rank(repo, task, fn_name=0.0, fn_body=0.0)
-    off = _rank(repo, task, fn_name=0.0, fn_body=0.0, frame_names=False)
+    on = rank_in(repo, task, fn_name=0.0, fn_body=0.0)
+    off = rank_in(repo, task, fn_name=0.0, fn_body=0.0, frame_names=False)
     assert on.symbols.index("shop/cart.py::Cart.total") < on.symbols.index("shop/cart.py::Cart.add_item")
     assert off.symbols.index("shop/cart.py::Cart.add_item") < off.symbols.index("shop/cart.py::Cart.total")

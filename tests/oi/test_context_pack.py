@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
 
-from tomo.oi.context_pack import Pack, Weights, build, estimate_tokens, is_aside_path, is_test_path, rank
-from tomo.oi.context_search import Retrieval
-from tomo.prism import Graph
-
-FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
+from oi.oi_support import copy_ctx_fixture, rank_in
+from tomo.oi.context_pack import Pack, build, estimate_tokens, is_aside_path, is_test_path
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A fresh copy: the pack writes its index under ROOT/.tomo/."""
-    dest = tmp_path / "repo"
-    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
-    return dest
+    return copy_ctx_fixture(tmp_path)
 
 
 def test_a_named_method_ranks_its_file_and_definition_first(repo: Path) -> None:
@@ -126,32 +119,23 @@ def test_cli_bad_input_says_what_was_wrong(repo: Path, tmp_path: Path,
     assert r.returncode == 2 and "not a directory" in r.stderr
 
 
-def _rank(repo: Path, task: str, **weights: object) -> Pack:
-    with Graph.open(repo) as graph:
-        retrieval = Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall())
-        try:
-            return rank(graph, retrieval, task, weights=Weights(**weights))  # type: ignore[arg-type]
-        finally:
-            retrieval.close()
-
-
 def test_a_test_name_points_at_the_code_under_test(repo: Path) -> None:
     (repo / "tests" / "test_inventory.py").write_text("def test_release_twice():\n    assert True\n")
     task = "test_release_twice fails after the last change"
-    pack = _rank(repo, task)
+    pack = rank_in(repo, task)
     assert pack.files[0] == "shop/inventory.py"
     why = " ".join(pack.reasons["shop/inventory.py"])
     assert "module under test of `test_release_twice`" in why and "defines `release`" in why
     assert pack.tests[0] == "tests/test_inventory.py"
-    off = _rank(repo, task, test_map=0.0)
+    off = rank_in(repo, task, test_map=0.0)
     assert "module under test" not in " ".join(off.reasons.get("shop/inventory.py", []))
 
 
 def test_the_title_line_weighs_more_than_the_rest(repo: Path) -> None:
     task = ("Warehouse units go below zero\n\n"
             "Seen in a receipt email to the customer over SMTP; the receipt email is sent.")
-    assert _rank(repo, task).files[0] == "shop/inventory.py"
-    assert _rank(repo, task, title=0.0).files[0] == "shop/mailer.py"  # the body's words win without the title
+    assert rank_in(repo, task).files[0] == "shop/inventory.py"
+    assert rank_in(repo, task, title=0.0).files[0] == "shop/mailer.py"  # the body's words win without the title
 
 
 def test_files_beside_the_product_are_recognised() -> None:

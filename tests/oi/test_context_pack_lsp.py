@@ -14,18 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from oi.oi_support import copy_ctx_fixture
 from tomo.oi.context_pack import build
 from tomo.oi.lsp import LspClient, LspError
 
-FIXTURE = Path(__file__).parent / "ctx_fixture_repo"
 TASK = "round_price raises on an empty basket"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    dest = tmp_path / "repo"
-    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns(".tomo", "__pycache__"))
-    return dest
+    return copy_ctx_fixture(tmp_path)
 
 
 def _require_pylsp() -> str:

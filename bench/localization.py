@@ -149,11 +149,6 @@ def prepare(task: dict, mirrors: Path, work: Path, seed: Path | None) -> tuple[P
     gitdir = mirror(mirrors, task["repo"])
     if done.exists():
         Graph.open(root).close()  # an index an older prism wrote is brought up to date here, not in the warm figures
-        conn = sqlite3.connect(root / ".tomo" / "context.sqlite", isolation_level=None)
-        try:  # and so is the history's cache (a tree indexed before the pack read git history)
-            history_of(conn, root, task, mirrors)
-        finally:
-            conn.close()
         return root, None
     if not gitdir.exists():
         raise SystemExit(f"no mirror of {task['repo']} at {gitdir}: bring it with the session's fetch tool "

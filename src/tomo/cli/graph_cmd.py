@@ -59,6 +59,10 @@ def _rows(headers: list[str], rows: list[list[Cell]]) -> None:
     print_rows(console, headers, rows, no_wrap=_NO_WRAP)
 
 
+def _at(r: Reference) -> str:
+    return f"{r.path}:{r.line}:{r.col}"
+
+
 def _conf(c: str) -> Cell:
     return ("confirmed", "green") if c == "confirmed" else ("ambiguous", "yellow")
 
@@ -147,7 +151,7 @@ def def_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonO
 
 def _refs_table(refs: list[Reference]) -> None:
     _rows(["location", "confidence", "kind", "code", "reason"],
-          [[f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.kind, r.text[:80], r.reason] for r in refs])
+          [[_at(r), _conf(r.confidence), r.kind, r.text[:80], r.reason] for r in refs])
     n_conf = sum(r.confidence == "confirmed" for r in refs)
     console.print(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
 
@@ -172,8 +176,8 @@ def callers_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
         _dump([{"caller": c.symbol.qualname, **dataclasses.asdict(c.reference)} for c in callers])
         return
     _rows(["caller", "location", "confidence", "code"],
-          [[c.symbol.qualname, f"{r.path}:{r.line}:{r.col}", _conf(r.confidence), r.text[:70]]
-           for c in callers for r in (c.reference,)])
+          [[c.symbol.qualname, _at(c.reference), _conf(c.reference.confidence), c.reference.text[:70]]
+           for c in callers])
 
 
 @graph_app.command("callees")
@@ -186,8 +190,8 @@ def callees_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
                 **dataclasses.asdict(c.reference)} for c in callees])
         return
     _rows(["calls", "target", "location", "confidence"],
-          [[c.name, c.symbol.qualname if c.symbol else (r.reason, "dim"), f"{r.path}:{r.line}:{r.col}",
-            _conf(r.confidence)] for c in callees for r in (c.reference,)])
+          [[c.name, c.symbol.qualname if c.symbol else (c.reference.reason, "dim"), _at(c.reference),
+            _conf(c.reference.confidence)] for c in callees])
 
 
 @graph_app.command("impact")

@@ -6,7 +6,8 @@ Every figure is the median wall time of N fresh processes, run round-robin so th
 command alike, and is also given as a ratio to `python -c pass` (the floor no Python command line can beat on this
 machine). Measured: `tomo --help`, `tomo version`, `tomo graph refs NAME` on a warm index (the bundled example project
 and, unless --no-django, Django 5.2, from the pinned sdist bench/graph.py uses), each through `python -m tomo` and
-through the console script's own entry (`from tomo.cli import main`). Peers in the same run: a two-command typer app's
+through the console script's own entry (`from tomo.cli import main`). The commands' output goes to a pipe, so
+`--help` is click's plain help (tomo.cli: a pipe gets no panels); one row forces the panels a terminal gets. Peers in the same run: a two-command typer app's
 `--help` (the floor for a typer command line with rich help), importing jedi and rope, and `basedpyright --version`.
 
 --baseline REV also measures the tomo of another commit (its src/ exported with `git archive`) in the same run, so
@@ -118,6 +119,9 @@ def tomo_commands(tag: str, src: Path, projects: dict[str, tuple[Path, str]], py
         (f"{tag} `tomo --help` (-m tomo)", [py, "-m", "tomo", "--help"], env),
         (f"{tag} `tomo --help` (console script)", [py, "-c", SCRIPT, "--help"], env),
         (f"{tag} `tomo --help` (console script, no .pyc)", [py, "-c", SCRIPT, "--help"], tomo_env(src, pyc=False)),
+        # a pipe gets plain help; this is the layout a terminal gets (typer's panels), forced by typer's own switch
+        (f"{tag} `tomo --help` (console script, rich panels as on a terminal)", [py, "-c", SCRIPT, "--help"],
+         {**env, "TYPER_USE_RICH": "1"}),
         (f"{tag} `tomo version` (console script)", [py, "-c", SCRIPT, "version"], env),
         (f"{tag} `tomo graph --help` (console script)", [py, "-c", SCRIPT, "graph", "--help"], env),
     ]

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,11 +55,12 @@ sys.exit(code)
 """
 
 
-def probe(tmp_path: Path, *args: str, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def probe(tmp_path: Path, *args: str, prelude: str = "",
+          env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run the entry point in a fresh interpreter; return what it printed and the modules it had imported."""
     out = tmp_path / "modules.json"
     done = subprocess.run([sys.executable, "-c", prelude + PROBE, str(out), *args], capture_output=True, text=True,
-                          env=tomo_env(), stdin=subprocess.DEVNULL, timeout=120)
+                          env=tomo_env(**(env or {})), stdin=subprocess.DEVNULL, timeout=120)
     return done, set(json.loads(out.read_text()))
 
 
@@ -83,12 +87,63 @@ def test_help_lists_every_verb_without_importing_them(tmp_path: Path) -> None:
 
     done, modules = probe(tmp_path, "--help")
     assert done.returncode == 0, done.stderr
-    for verb in ["version", *VERBS]:
-        assert f"│ {verb} " in done.stdout, verb
+    commands = done.stdout.split("\nCommands:\n", 1)[1]  # a pipe gets click's plain help
+    assert re.findall(r"^  (\S+)  ", commands, re.MULTILINE) == ["version", *VERBS]
     assert heavy_in(modules) == [] and parts_in(modules) == []
+    assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []  # no panels to import or lay out
     bare, modules = probe(tmp_path)  # no verb at all: the same listing, as a usage error
-    assert bare.returncode == 2 and "│ graph " in bare.stdout + bare.stderr
+    assert bare.returncode == 2 and "\n  graph  " in bare.stdout + bare.stderr
     assert heavy_in(modules) == []
+
+
+# the entry point with its stdout on a terminal (a pseudo-terminal), and whether tomo's own process kept the switch
+ON_A_TERMINAL = r"""
+import os, pty, subprocess, sys
+leader, follower = pty.openpty()
+proc = subprocess.Popen([sys.executable, "-c", sys.argv[1], *sys.argv[2:]], stdout=follower, stderr=follower)
+os.close(follower)
+chunks = []
+while True:
+    try:
+        chunk = os.read(leader, 65536)
+    except OSError:  # the terminal's other side closed
+        break
+    if not chunk:
+        break
+    chunks.append(chunk)
+proc.wait()
+sys.stdout.write(b"".join(chunks).decode())
+"""
+ENTRY = r"""
+import os, sys
+sys.argv = ["tomo", *sys.argv[1:]]
+from tomo.cli import main
+try:
+    main()
+finally:
+    print("switch inherited:", "TYPER_USE_RICH" in os.environ)
+"""
+
+
+def test_help_on_a_terminal_is_rich_and_in_a_pipe_plain(tmp_path: Path) -> None:
+    """A person at a terminal gets typer's panels; a pipe (an agent's shell) gets plain text without box-drawing
+    tokens; a TYPER_USE_RICH the user set wins either way; the commands tomo starts never inherit the switch."""
+    tty = subprocess.run([sys.executable, "-c", ON_A_TERMINAL, ENTRY, "graph", "--help"], capture_output=True,
+                         text=True, env=tomo_env(), timeout=120)
+    assert tty.returncode == 0, tty.stderr
+    assert "╭─" in tty.stdout and "Commands" in tty.stdout and "refs" in tty.stdout
+    piped = subprocess.run([sys.executable, "-c", ENTRY, "graph", "--help"], capture_output=True, text=True,
+                           env=tomo_env(), timeout=120)
+    assert "\nCommands:\n" in piped.stdout and "╭" not in piped.stdout and "│" not in piped.stdout
+    assert re.search(r"^  refs  ", piped.stdout, re.MULTILINE)
+    forced = subprocess.run([sys.executable, "-c", ENTRY, "graph", "--help"], capture_output=True, text=True,
+                            env=tomo_env(TYPER_USE_RICH="1"), timeout=120)
+    assert "│ refs " in forced.stdout
+    assert tty.stdout.count("switch inherited: False") == piped.stdout.count("switch inherited: False") == 1
+    assert "switch inherited: True" in forced.stdout  # the user's own setting stays theirs
+    error = subprocess.run([sys.executable, "-c", ENTRY, "graph", "refs", "--bogus"], capture_output=True,
+                           text=True, env=tomo_env(), timeout=120)
+    assert "Error: No such option: --bogus" in error.stderr and "╭" not in error.stderr
 
 
 def test_version_imports_no_verb(tmp_path: Path) -> None:
@@ -151,13 +206,15 @@ def test_a_verb_missing_from_verbs_still_runs(tmp_path: Path) -> None:
 EAGER = "import tomo.cli; tomo.cli._register()\n"
 
 
-def test_lazy_listing_is_the_eager_listing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rich", ["0", "1"])
+def test_lazy_listing_is_the_eager_listing(tmp_path: Path, rich: str) -> None:
     """VERBS (names, order, help lines) says exactly what the verbs' modules register; a new verb fails here until
-    it has its row."""
-    lazy, _ = probe(tmp_path, "--help")
-    eager, modules = probe(tmp_path, "--help", prelude=EAGER)
+    it has its row. Both layouts: plain help cuts the lines short, typer's panels show them whole."""
+    lazy, _ = probe(tmp_path, "--help", env={"TYPER_USE_RICH": rich})
+    eager, modules = probe(tmp_path, "--help", prelude=EAGER, env={"TYPER_USE_RICH": rich})
     assert "tomo.cli.team_cmd" in modules  # the eager run really imported every verb
     assert lazy.returncode == eager.returncode == 0
+    assert ("│ graph " in lazy.stdout) == (rich == "1")
     assert lazy.stdout == eager.stdout
 
 

@@ -13,14 +13,42 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-import typer
-from typer.core import TyperCommand, TyperGroup
 
-from tomo import __version__
-from tomo.errors import TomoError
+def _plain_help_when_piped() -> None:
+    """Help and usage errors as plain text when stdout is not a terminal (an agent's shell, a pipe, a file).
+
+    typer's rich panels cost about 0.15 s to import and lay out, and their box-drawing frames are tokens an agent
+    pays for on every ``--help`` it reads; a pipe gets click's plain help, as it gets plain listings (cli/rows.py).
+    typer reads ``TYPER_USE_RICH`` once, when ``typer.core`` is imported, so the switch is set for that import only
+    (the commands tomo runs must not inherit it). A value the user set wins, and a process that imported typer
+    before tomo (a test's CliRunner) is left as it is.
+    """
+    if "typer" in sys.modules or "TYPER_USE_RICH" in os.environ:
+        return
+    try:
+        piped = not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdout at all, or a closed one
+        piped = True
+    if not piped:
+        return
+    os.environ["TYPER_USE_RICH"] = "0"
+    try:
+        import typer.core  # noqa: F401  (reads the switch now)
+    finally:
+        del os.environ["TYPER_USE_RICH"]
+
+
+_plain_help_when_piped()
+
+import typer  # noqa: E402
+from typer.core import TyperCommand, TyperGroup  # noqa: E402
+
+from tomo import __version__  # noqa: E402
+from tomo.errors import TomoError  # noqa: E402
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -7,8 +7,9 @@ command alike, and is also given as a ratio to `python -c pass` (the floor no Py
 machine). Measured: `tomo --help`, `tomo version`, `tomo graph refs NAME` on a warm index (the bundled example project
 and, unless --no-django, Django 5.2, from the pinned sdist bench/graph.py uses), each through `python -m tomo` and
 through the console script's own entry (`from tomo.cli import main`). The commands' output goes to a pipe, so
-`--help` is click's plain help (tomo.cli: a pipe gets no panels); one row forces the panels a terminal gets. Peers in the same run: a two-command typer app's
-`--help` (the floor for a typer command line with rich help), importing jedi and rope, and `basedpyright --version`.
+`--help` is click's plain help (tomo.cli: a pipe gets no panels) and listings are plain text (cli/rows.py); one row
+forces the panels a terminal gets. Peers in the same run: a two-command typer app's `--help` (the floor for a typer
+command line with rich help), importing jedi and rope, and `basedpyright --version`.
 
 --baseline REV also measures the tomo of another commit (its src/ exported with `git archive`) in the same run, so
 before and after share the machine's noise. --python PY also measures this checkout's tomo under another

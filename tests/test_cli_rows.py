@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import itertools
 
+import pytest
 from rich.console import Console
 
-from tomo.cli.rows import LONG, Cell, print_rows
+from tomo.cli.rows import LONG, Cell, plain_stdout, print_rows, say
 
 HEADERS = ["location", "confidence", "code"]
 
@@ -19,7 +21,7 @@ def rows(n: int) -> list[list[Cell]]:
 
 def printed(n: int, **console: object) -> str:
     buf = io.StringIO()
-    print_rows(Console(file=buf, width=200, **console), HEADERS, rows(n), no_wrap=("location",))  # type: ignore[arg-type]
+    print_rows(HEADERS, rows(n), no_wrap=("location",), console=Console(file=buf, width=200, **console))  # type: ignore[arg-type]
     return buf.getvalue()
 
 
@@ -35,7 +37,7 @@ def test_a_short_table_on_a_terminal_is_a_rich_table_and_in_a_pipe_plain_with_ev
     wide = [["a.py:1:0", ("confirmed", "green"), "x" * 120]]
     for terminal in (True, False):
         buf = io.StringIO()
-        print_rows(Console(file=buf, width=80, force_terminal=terminal, color_system=None), HEADERS, wide)
+        print_rows(HEADERS, wide, console=Console(file=buf, width=80, force_terminal=terminal, color_system=None))
         out = buf.getvalue()
         if terminal:  # rich fits the table to the terminal's 80 columns
             assert all(len(ln) <= 80 for ln in out.splitlines()), out
@@ -58,3 +60,41 @@ def test_a_long_table_on_a_colour_terminal_keeps_the_styles_not_the_datas_escape
     assert row == "a.py:1:0   \x1b[32mconfirmed\x1b[0m   x = '[red]x[/red]'"
     assert "esc \\x1b[31m" in out  # the data's ESC is shown, while the style's is sent
     assert printed(LONG + 1, force_terminal=True, color_system="standard", no_color=True).count("\x1b") == 0
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(("tty_compatible", "force_color", "tty"),
+                         list(itertools.product([None, "0", "1", "yes"], [None, "", "1"], [True, False])))
+def test_plain_stdout_judges_a_terminal_as_rich_does(monkeypatch: pytest.MonkeyPatch, tty_compatible: str | None,
+                                                     force_color: str | None, tty: bool) -> None:
+    """The no-rich fast path is taken exactly when rich itself would print to stdout as to a pipe."""
+    for name, value in (("TTY_COMPATIBLE", tty_compatible), ("FORCE_COLOR", force_color)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    for name in ("JUPYTER_COLUMNS", "JUPYTER_LINES", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    stream = _Stream(tty)
+    monkeypatch.setattr("sys.stdout", stream)
+    assert plain_stdout() == (not Console(file=stream).is_terminal)
+
+
+def test_rows_and_lines_to_a_piped_stdout_are_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    stream = _Stream(False)
+    monkeypatch.setattr("sys.stdout", stream)
+    print_rows(HEADERS, rows(3))
+    say("3 references: [bold]2[/] confirmed \x1b[2J")
+    lines = stream.getvalue().splitlines()
+    assert lines[0].split() == HEADERS and lines[1] == "a.py:1:0   confirmed   x = '[red]x[/red]'"
+    assert lines[-1] == "3 references: [bold]2[/] confirmed \\x1b[2J"  # never markup, control characters shown

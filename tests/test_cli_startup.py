@@ -166,6 +166,11 @@ def test_graph_refs_imports_prism_and_nothing_heavier(tmp_path: Path) -> None:
     assert "pydantic" not in modules  # a str and a Path option: see tomo.cli.plain_params
     # only the graph verb's module was imported, not its neighbours
     assert sorted(m for m in modules if m.startswith("tomo.cli.") and m.endswith("_cmd")) == ["tomo.cli.graph_cmd"]
+    assert "concurrent.futures" not in modules  # nothing to parse: no process pool
+    table, modules = probe(tmp_path, "graph", "refs", "shop.lines.OrderLine.total", "--root", str(root))
+    assert table.returncode == 0, table.stderr
+    assert "shop/invoice.py:" in table.stdout and " references: " in table.stdout
+    assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []  # a pipe's listing is plain text
 
 
 def test_a_verb_imports_its_own_part(tmp_path: Path) -> None:

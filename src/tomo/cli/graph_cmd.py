@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from tomo.cli import app
-from tomo.cli.rows import Cell, print_rows
+from tomo.cli.rows import Cell, print_rows, say, stdout_console
 from tomo.cli.safe import esc, text
 from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
 from tomo.prism.indexer import PHASES, WORKER_PHASES, IndexStats
@@ -28,7 +27,6 @@ graph_app = typer.Typer(
     no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 
-console = Console()
 RootOpt = typer.Option(Path("."), "--root", help="Repository root (default: current directory).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
 SymbolArg = typer.Argument(help="A qualified name (pkg.mod.Class.method), a unique dotted suffix, or path:line[:col].")
@@ -56,7 +54,7 @@ _NO_WRAP = ("location", "symbol", "caller", "target", "confidence")
 
 
 def _rows(headers: list[str], rows: list[list[Cell]]) -> None:
-    print_rows(console, headers, rows, no_wrap=_NO_WRAP)
+    print_rows(headers, rows, no_wrap=_NO_WRAP)
 
 
 def _at(r: Reference) -> str:
@@ -71,6 +69,7 @@ def _conf(c: str) -> Cell:
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
               verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time.")) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
+    console = stdout_console()
     t0 = time.perf_counter()
     if as_json or not console.is_terminal:
         g = _open(root)
@@ -111,6 +110,7 @@ def _print_phases(stats: IndexStats) -> None:
 
 
 def _print_stats(stats: IndexStats, seconds: float) -> None:
+    console = stdout_console()
     console.print(f"indexed {stats.files} files: [bold]{stats.parsed} parsed[/], {stats.skipped} unchanged, "
                   f"{stats.removed} removed in {seconds:.2f}s")
     if stats.errors:
@@ -127,6 +127,7 @@ def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part o
                 as_json: bool = JsonOpt,
                 limit: int = typer.Option(50, help="Show at most this many.")) -> None:
     """Find definitions by qualified name, dotted suffix or part of the name."""
+    console = stdout_console()
     with _open(root) as g:
         found = g.find_symbol(query, limit=limit)
     if as_json:
@@ -146,14 +147,14 @@ def def_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonO
     if as_json:
         _dump(s)
         return
-    console.print(text(f"{s.qualname} ({s.kind}) at {s.path}:{s.line}:{s.col}"))
+    say(f"{s.qualname} ({s.kind}) at {s.path}:{s.line}:{s.col}")
 
 
 def _refs_table(refs: list[Reference]) -> None:
     _rows(["location", "confidence", "kind", "code", "reason"],
           [[_at(r), _conf(r.confidence), r.kind, r.text[:80], r.reason] for r in refs])
     n_conf = sum(r.confidence == "confirmed" for r in refs)
-    console.print(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
+    say(f"{len(refs)} references: {n_conf} confirmed, {len(refs) - n_conf} ambiguous")
 
 
 @graph_app.command("refs")
@@ -207,7 +208,7 @@ def impact_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = Js
     _rows(["depth", "symbol", "via", "test", "confidence", "location"],
           [[str(i.depth), i.symbol.qualname, i.via, "test" if i.is_test else "", _conf(i.confidence),
             f"{i.symbol.path}:{i.symbol.line}"] for i in items])
-    console.print(f"{len(items)} affected, {sum(i.is_test for i in items)} of them tests")
+    say(f"{len(items)} affected, {sum(i.is_test for i in items)} of them tests")
 
 
 def _plan_json(plan: Plan) -> dict[str, Any]:
@@ -220,6 +221,7 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
 
 
 def _print_plan(plan: Plan) -> None:
+    console = stdout_console()
     left = left_behind(plan)
     if left:  # first, before the table: the one thing a confirmed-only apply would get wrong
         console.print(text(f"warning: {leaves_warning(plan, left)}; --apply refuses without --apply-ambiguous",
@@ -252,6 +254,7 @@ def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt,
                verify: str = typer.Option("", "--verify", help="Command to run after applying, e.g. 'pytest -q'.")
                ) -> None:
     """Rename SYMBOL to NEW: with --apply, write confirmed edits atomically, then run --verify CMD."""
+    console = stdout_console()
     with _open(root) as g:
         plan = g.rename_plan(symbol, new)
         if not apply:

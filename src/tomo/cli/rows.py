@@ -8,28 +8,74 @@ rows, and whenever the output is not a terminal, the table is written as plain t
 widest cell, the last one not padded, nothing wrapped or cut (such output is read with a pager, grep or a model,
 where every column counts). Either way a cell is text, never markup, and its control characters are shown
 (:func:`tomo.cli.safe.visible`); on a colour terminal a styled cell keeps its colour in plain text too.
+
+Output to a pipe imports no rich at all (:func:`plain_stdout`): rich costs about 30 ms to import, a tenth of an
+agent's `tomo graph refs` on a warm index, for a listing that is plain text anyway.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
 from collections.abc import Collection, Sequence
-
-from rich.console import Console
+from typing import IO, TYPE_CHECKING
 
 from tomo.cli.safe import text, visible
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 LONG = 100  # rows; a rich table of 100 rows costs about 40 ms
 Cell = str | tuple[str, str]  # a cell's text, or (text, style) with a style of tomo's choosing ("green", "dim")
 _SGR = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}  # the styles plain text keeps
 
 
-def print_rows(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cell]],
-               no_wrap: Collection[str] = ()) -> None:
-    """Print ``rows`` under ``headers``; the columns named in ``no_wrap`` are never wrapped by the rich table."""
+def plain_stdout() -> bool:
+    """Whether rich would judge stdout not to be a terminal, decided without importing rich (its own rules, in its
+    order: ``TTY_COMPATIBLE`` 0 or 1, then ``FORCE_COLOR`` set and not empty, then the file's ``isatty``)."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "0"
+    force_color = os.environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color == ""
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdout, or a closed one
+        return True
+
+
+@functools.cache
+def stdout_console() -> Console:
+    """The rich console of stdout, made on first use (never for output that goes to a pipe)."""
+    from rich.console import Console
+
+    return Console()
+
+
+def say(line: str) -> None:
+    """Print one line of tomo's own words (no markup; outside text in it is shown as text)."""
+    if plain_stdout():
+        sys.stdout.write(visible(line) + "\n")
+    else:
+        stdout_console().print(text(line))
+
+
+def print_rows(headers: Sequence[str], rows: Sequence[Sequence[Cell]], no_wrap: Collection[str] = (),
+               console: Console | None = None) -> None:
+    """Print ``rows`` under ``headers`` on ``console`` (default: stdout); the columns named in ``no_wrap`` are never
+    wrapped by the rich table."""
+    if console is None:
+        if plain_stdout():
+            _plain(sys.stdout, headers, rows, colour=False)
+            return
+        console = stdout_console()
     if len(rows) <= LONG and console.is_terminal:
         _rich(console, headers, rows, no_wrap)
     else:
-        _plain(console, headers, rows)
+        _plain(console.file, headers, rows,
+               colour=console.is_terminal and console.color_system is not None and not console.no_color)
 
 
 def _rich(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cell]], no_wrap: Collection[str]) -> None:
@@ -43,10 +89,9 @@ def _rich(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cell
     console.print(table)
 
 
-def _plain(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> None:
+def _plain(out: IO[str], headers: Sequence[str], rows: Sequence[Sequence[Cell]], colour: bool) -> None:
     shown = [[visible(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in shown)]) for i, h in enumerate(headers)]
-    colour = console.is_terminal and console.color_system is not None and not console.no_color
     last = len(headers) - 1
 
     def line(cells: Sequence[str], styles: Sequence[str]) -> str:
@@ -60,5 +105,5 @@ def _plain(console: Console, headers: Sequence[str], rows: Sequence[Sequence[Cel
     lines = [line(list(headers), ["bold"] * len(headers))]
     lines += [line(cells, ["" if isinstance(c, str) else c[1] for c in row]) for cells, row in zip(shown, rows,
                                                                                                   strict=True)]
-    console.file.write("\n".join(lines) + "\n")
-    console.file.flush()
+    out.write("\n".join(lines) + "\n")
+    out.flush()

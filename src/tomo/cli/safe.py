@@ -23,9 +23,10 @@ them apart.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.markup import escape as _markup_escape
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _NAMED = {"\r": "\\r", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\a": "\\a", "\0": "\\0"}
 
@@ -50,9 +51,13 @@ def visible(value: object) -> str:
 
 def esc(value: object) -> str:
     """``value`` made safe to put inside tomo's own markup: its control characters shown, its brackets literal."""
-    return _markup_escape(visible(value))
+    from rich.markup import escape  # (here, not on import: a query printed to a pipe needs no rich at all)
+
+    return escape(visible(value))
 
 
 def text(value: object, style: str = "") -> Text:
     """``value`` as a rich ``Text`` (no markup), its control characters shown."""
+    from rich.text import Text
+
     return Text(visible(value), style=style)

@@ -14,10 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +242,11 @@ def _parse_all(root: str, todo: list[SourceFile], workers: int | None,
 
 
 def _parallel(chunks: list[Task], n: int) -> Iterator[tuple[bytes, dict[str, float]]]:
+    # (imported here: a warm refresh, what every query starts with, parses nothing and needs no process pool)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
     # fork is fastest, but forking a process that runs other threads (a web server, an MCP host) can deadlock
     methods = _start_methods()
     if "fork" in methods and threading.active_count() == 1:

@@ -94,6 +94,7 @@ ABLATIONS = [
     Variant("- files outside packages damped", replace(_D, loose=1.0)),
     Variant("- class+method bonus", replace(_D, member=0.0)),
     Variant("- dotted paths", replace(_D, dotted=0.0)),
+    Variant("+ dotted paths in code blocks count (as before)", replace(_D, dotted_snippet=1.0)),
     Variant("- error messages", replace(_D, message=0.0)),
     Variant("- specificity (1/files defining a name)", replace(_D, specificity=0.0)),
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),

@@ -143,3 +143,25 @@ def test_files_beside_the_product_are_recognised() -> None:
     assert is_aside_path("pkg/benchmarks/bench_io.py") and is_aside_path("asv_bench/benchmarks/x.py")
     assert not is_aside_path("django/db/models/query.py") and not is_aside_path("setup.py")
     assert not is_aside_path("sphinx/ext/autodoc/__init__.py")  # a name inside a package is not a directory rule
+
+
+SNIPPET_TASK = """Reserving more units than the warehouse holds is accepted: the stock count goes below zero.
+
+```python
+import shop.mailer
+shop.mailer.send_receipt("a@example.com", "2 pens reserved, 1 in the warehouse")
+```
+"""
+
+
+def test_a_dotted_path_only_in_a_reproducer_is_no_pointer_to_its_module(repo: Path) -> None:
+    # a snippet's imports and calls say which API the reporter used, not which file to fix (docs/context-pack.md)
+    pack = rank_in(repo, SNIPPET_TASK)
+    assert not any(r.startswith(("module", "names")) for r in pack.reasons["shop/mailer.py"])
+    assert "defines `send_receipt`" in pack.reasons["shop/mailer.py"]  # its names still count as names
+    assert pack.files == rank_in(repo, SNIPPET_TASK, dotted=0.0).files
+    counted = rank_in(repo, SNIPPET_TASK, dotted_snippet=1.0).reasons["shop/mailer.py"]
+    assert "module `shop.mailer`" in counted and "names `shop.mailer.send_receipt`" in counted
+    # the same path written in the text is a pointer
+    said = SNIPPET_TASK + "\nIt happens in `shop.mailer.send_receipt` too.\n"
+    assert "names `shop.mailer.send_receipt`" in rank_in(repo, said).reasons["shop/mailer.py"]

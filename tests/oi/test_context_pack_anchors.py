@@ -109,3 +109,12 @@ Traceback (most recent call last):
     assert names["reserve"].count == 3  # on three lines (a code span, prose twice)
     assert names["release"].count == 1  # only in the frame and its source line: an echo, not emphasis
     assert names["Stock"].count == 1
+
+
+def test_a_path_only_in_a_fenced_block_is_a_snippets() -> None:
+    text = ("Reserving too much is accepted.\n\n```python\nimport shop.mailer\n"
+            "shop.inventory.Stock().reserve('pen', 2)\n```\nThe count in `shop.inventory.Stock` goes below zero.")
+    dotted = {a.text: a for a in extract(text) if a.kind == "dotted"}
+    assert dotted["shop.mailer"].snippet  # only in the reproducer
+    assert not dotted["shop.inventory.Stock"].snippet  # in the block and in the prose's backticks: a pointer
+    assert not any(a.snippet for a in extract("Calling `shop.mailer.send_receipt` fails.") if a.kind == "dotted")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Literal
 
 AnchorKind = Literal["frame", "path", "dotted", "name", "test", "message"]
@@ -58,6 +59,7 @@ class Anchor:
     function: str = ""
     order: int = 0
     count: int = 1  # names: on how many lines the task says it, a traceback left out (repeated = emphasised)
+    snippet: bool = False  # written in a fenced code block only (a reproducer: its imports and calls), not in prose
 
 
 def identifier_parts(ident: str) -> list[str]:
@@ -91,9 +93,12 @@ def extract(text: str) -> list[Anchor]:
         old = found.get(key)
         if old is None:
             order += 1
-            found[key] = Anchor(a.kind, a.text, a.weight, a.line, a.function, order)
-        elif a.weight > old.weight:
-            found[key] = Anchor(a.kind, a.text, a.weight, a.line or old.line, a.function or old.function, old.order)
+            found[key] = replace(a, order=order)
+        else:  # said in the prose too, it is not a snippet's only
+            if a.weight > old.weight:
+                old = replace(a, line=a.line or old.line, function=a.function or old.function, order=old.order,
+                              snippet=old.snippet)
+            found[key] = replace(old, snippet=old.snippet and a.snippet)
 
     # traceback frames: the strongest evidence a text can carry (a file, a line and a function)
     for rx in (_FRAME_PY, _FRAME_PYTEST):
@@ -106,12 +111,14 @@ def extract(text: str) -> list[Anchor]:
             if func and not func.startswith("<"):
                 add(Anchor("name", func, WEIGHTS["code"]))
 
-    code_chunks = [m.group(1) for m in _FENCE.finditer(text)]
+    blocks = [m.group(1) for m in _FENCE.finditer(text)]
     prose = _FENCE.sub(" ", text)
-    code_chunks += [m.group(1) for m in _INLINE.finditer(prose)]
+    spans = [m.group(1) for m in _INLINE.finditer(prose)]
     prose = _INLINE.sub(" ", prose)
 
-    for chunk in code_chunks:
+    for chunk in blocks:
+        _scan(chunk, WEIGHTS["code"], add, code=True, snippet=True)
+    for chunk in spans:
         _scan(chunk, WEIGHTS["code"], add, code=True)
     _scan(prose, WEIGHTS["prose"], add, code=False)
 
@@ -130,8 +137,8 @@ def extract(text: str) -> list[Anchor]:
         if " " in msg and not msg.startswith(("http", "/")):
             add(Anchor("message", msg, WEIGHTS["message"] * 0.75))
     counts = _mentions(text, {a.text for a in found.values() if a.kind == "name"})
-    out = [Anchor(a.kind, a.text, a.weight, a.line, a.function, a.order, counts.get(a.text, 1))
-           if a.kind == "name" and counts.get(a.text, 1) > 1 else a for a in found.values()]
+    out = [replace(a, count=counts.get(a.text, 1)) if a.kind == "name" and counts.get(a.text, 1) > 1 else a
+           for a in found.values()]
     return sorted(out, key=lambda a: a.order)
 
 
@@ -153,9 +160,13 @@ def _mentions(text: str, names: set[str]) -> dict[str, int]:
     return words
 
 
-def _scan(chunk: str, weight: float, add: object, *, code: bool) -> None:
-    """Paths, dotted names, test names and identifiers in one span of text (code or prose)."""
-    assert callable(add)
+def _scan(chunk: str, weight: float, put: Callable[[Anchor], None], *, code: bool, snippet: bool = False) -> None:
+    """Paths, dotted names, test names and identifiers in one span of text (code or prose; a fenced block's code is
+    a ``snippet``)."""
+
+    def add(a: Anchor) -> None:
+        put(replace(a, snippet=True) if snippet else a)
+
     for m in _PATH.finditer(chunk):
         path = m.group(1).replace("\\", "/")
         if any(n in path for n in _FILE_NOISE[2:]):

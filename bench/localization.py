@@ -95,6 +95,7 @@ ABLATIONS = [
     Variant("- class+method bonus", replace(_D, member=0.0)),
     Variant("- dotted paths", replace(_D, dotted=0.0)),
     Variant("+ dotted paths in code blocks count (as before)", replace(_D, dotted_snippet=1.0)),
+    Variant("+ names only in code blocks at half weight", replace(_D, name_snippet=0.5)),
     Variant("- error messages", replace(_D, message=0.0)),
     Variant("- specificity (1/files defining a name)", replace(_D, specificity=0.0)),
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),

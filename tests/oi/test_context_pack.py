@@ -165,3 +165,12 @@ def test_a_dotted_path_only_in_a_reproducer_is_no_pointer_to_its_module(repo: Pa
     # the same path written in the text is a pointer
     said = SNIPPET_TASK + "\nIt happens in `shop.mailer.send_receipt` too.\n"
     assert "names `shop.mailer.send_receipt`" in rank_in(repo, said).reasons["shop/mailer.py"]
+
+
+def test_names_only_in_a_reproducer_can_be_damped(repo: Path) -> None:
+    # an option, off by default (docs/context-pack.md: it cost held-out B a task @1 for +6 function @5)
+    counted = rank_in(repo, SNIPPET_TASK).reasons["shop/mailer.py"]
+    assert "defines `send_receipt`" in counted
+    assert "shop/mailer.py" not in rank_in(repo, SNIPPET_TASK, name_snippet=0.0).reasons
+    said = SNIPPET_TASK + "\nThe receipt comes from send_receipt() as well.\n"  # in prose too: a name like any
+    assert "defines `send_receipt`" in rank_in(repo, said, name_snippet=0.0).reasons["shop/mailer.py"]

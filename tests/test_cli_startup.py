@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def tomo_env(**extra: str) -> dict[str, str]:
-    """This checkout's sources first (as tests/conftest.py's run_tomo), and a fixed terminal width."""
-    env = dict(os.environ)
+    """This checkout's sources first (as tests/conftest.py's run_tomo), a fixed terminal width, and none of the
+    variables that force a layout (rich's FORCE_COLOR and TTY_COMPATIBLE, typer's TYPER_USE_RICH) unless asked."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TYPER_USE_RICH")}
     env["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["COLUMNS"] = "100"
     env.update(extra)

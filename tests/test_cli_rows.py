@@ -8,7 +8,8 @@ import itertools
 import pytest
 from rich.console import Console
 
-from tomo.cli.rows import LONG, Cell, plain_stdout, print_rows, say
+from tomo.cli import plain_stdout
+from tomo.cli.rows import LONG, Cell, print_rows, say
 
 HEADERS = ["location", "confidence", "code"]
 

@@ -140,6 +140,10 @@ def test_help_on_a_terminal_is_rich_and_in_a_pipe_plain(tmp_path: Path) -> None:
     forced = subprocess.run([sys.executable, "-c", ENTRY, "graph", "--help"], capture_output=True, text=True,
                             env=tomo_env(TYPER_USE_RICH="1"), timeout=120)
     assert "│ refs " in forced.stdout
+    colour = subprocess.run([sys.executable, "-c", ENTRY, "graph", "--help"], capture_output=True, text=True,
+                            env=tomo_env(FORCE_COLOR="1"), timeout=120)
+    # rich's own rule, as for listings: FORCE_COLOR makes a pipe a terminal
+    assert "╭─" in colour.stdout and "refs" in colour.stdout
     assert tty.stdout.count("switch inherited: False") == piped.stdout.count("switch inherited: False") == 1
     assert "switch inherited: True" in forced.stdout  # the user's own setting stays theirs
     error = subprocess.run([sys.executable, "-c", ENTRY, "graph", "refs", "--bogus"], capture_output=True,

@@ -18,22 +18,33 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 
+def plain_stdout() -> bool:
+    """Whether rich would judge stdout not to be a terminal, decided without importing rich (its own rules, in its
+    order: ``TTY_COMPATIBLE`` 0 or 1, then ``FORCE_COLOR`` set and not empty, then the file's ``isatty``). Help
+    (below) and listings (:mod:`tomo.cli.rows`) are plain text exactly when it says so."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "0"
+    force_color = os.environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color == ""
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdout, or a closed one
+        return True
+
+
 def _plain_help_when_piped() -> None:
     """Help and usage errors as plain text when stdout is not a terminal (an agent's shell, a pipe, a file).
 
     typer's rich panels cost about 0.15 s to import and lay out, and their box-drawing frames are tokens an agent
-    pays for on every ``--help`` it reads; a pipe gets click's plain help, as it gets plain listings (cli/rows.py).
-    typer reads ``TYPER_USE_RICH`` once, when ``typer.core`` is imported, so the switch is set for that import only
-    (the commands tomo runs must not inherit it). A value the user set wins, and a process that imported typer
-    before tomo (a test's CliRunner) is left as it is.
+    pays for on every ``--help`` it reads; a pipe gets click's plain help, as it gets plain listings: the same test
+    decides both (:func:`plain_stdout`, rich's own rules). typer reads ``TYPER_USE_RICH`` once, when
+    ``typer.core`` is imported, so the switch is set for that import only (the commands tomo runs must not inherit
+    it). A value the user set wins, and a process that imported typer before tomo (a test's CliRunner) is left as
+    it is.
     """
-    if "typer" in sys.modules or "TYPER_USE_RICH" in os.environ:
-        return
-    try:
-        piped = not sys.stdout.isatty()
-    except (AttributeError, ValueError):  # no stdout at all, or a closed one
-        piped = True
-    if not piped:
+    if "typer" in sys.modules or "TYPER_USE_RICH" in os.environ or not plain_stdout():
         return
     os.environ["TYPER_USE_RICH"] = "0"
     try:

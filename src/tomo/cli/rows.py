@@ -9,18 +9,18 @@ widest cell, the last one not padded, nothing wrapped or cut (such output is rea
 where every column counts). Either way a cell is text, never markup, and its control characters are shown
 (:func:`tomo.cli.safe.visible`); on a colour terminal a styled cell keeps its colour in plain text too.
 
-Output to a pipe imports no rich at all (:func:`plain_stdout`): rich costs about 30 ms to import, a tenth of an
+Output to a pipe imports no rich at all (:func:`tomo.cli.plain_stdout`): rich costs about 30 ms to import, a tenth of an
 agent's `tomo graph refs` on a warm index, for a listing that is plain text anyway.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Collection, Sequence
 from typing import IO, TYPE_CHECKING
 
+from tomo.cli import plain_stdout
 from tomo.cli.safe import text, visible
 
 if TYPE_CHECKING:
@@ -29,21 +29,6 @@ if TYPE_CHECKING:
 LONG = 100  # rows; a rich table of 100 rows costs about 40 ms
 Cell = str | tuple[str, str]  # a cell's text, or (text, style) with a style of tomo's choosing ("green", "dim")
 _SGR = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}  # the styles plain text keeps
-
-
-def plain_stdout() -> bool:
-    """Whether rich would judge stdout not to be a terminal, decided without importing rich (its own rules, in its
-    order: ``TTY_COMPATIBLE`` 0 or 1, then ``FORCE_COLOR`` set and not empty, then the file's ``isatty``)."""
-    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
-    if tty_compatible in ("0", "1"):
-        return tty_compatible == "0"
-    force_color = os.environ.get("FORCE_COLOR")
-    if force_color is not None:
-        return force_color == ""
-    try:
-        return not sys.stdout.isatty()
-    except (AttributeError, ValueError):  # no stdout, or a closed one
-        return True
 
 
 @functools.cache
@@ -95,12 +80,12 @@ def _plain(out: IO[str], headers: Sequence[str], rows: Sequence[Sequence[Cell]],
     last = len(headers) - 1
 
     def line(cells: Sequence[str], styles: Sequence[str]) -> str:
-        out = []
+        parts = []
         for i, (cell, style) in enumerate(zip(cells, styles, strict=True)):
             pad = "" if i == last else " " * (widths[i] - len(cell))
             sgr = _SGR.get(style) if colour else None
-            out.append(f"\x1b[{sgr}m{cell}\x1b[0m{pad}" if sgr and cell else cell + pad)
-        return "  ".join(out).rstrip()
+            parts.append(f"\x1b[{sgr}m{cell}\x1b[0m{pad}" if sgr and cell else cell + pad)
+        return "  ".join(parts).rstrip()
 
     lines = [line(list(headers), ["bold"] * len(headers))]
     lines += [line(cells, ["" if isinstance(c, str) else c[1] for c in row]) for cells, row in zip(shown, rows,

@@ -49,7 +49,7 @@ from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 
 from tomo.oi.context_history import History, open_history  # noqa: E402
-from tomo.oi.context_pack import Pack, Weights, build, rank  # noqa: E402
+from tomo.oi.context_pack import HISTORY_WEIGHT, Pack, Weights, build, rank  # noqa: E402
 from tomo.oi.context_search import Retrieval  # noqa: E402
 from tomo.prism import Graph  # noqa: E402
 from tomo.prism.indexer import file_hash  # noqa: E402
@@ -69,7 +69,6 @@ class Variant:
     weights: Weights
 
 
-HISTORY = 3.0  # the weight of the git-history signal chosen on half A (off in the pack: it did not pay on B)
 PACK = Variant("context pack (anchors + BM25)", Weights())
 VARIANTS = [
     Variant("BM25 alone (floor)", Weights(use_anchors=False, bm25_code=0.0, title=0.0, loose=1.0, aside=1.0,
@@ -100,7 +99,7 @@ ABLATIONS = [
     Variant("- specificity (1/files defining a name)", replace(_D, specificity=0.0)),
     Variant("+ reciprocal-rank fusion instead of sum", replace(_D, fusion="rrf")),
     Variant("+ best-function BM25 rerank", replace(_D, span=1.0)),
-    Variant("+ git history (weight 3)", replace(_D, history=HISTORY)),
+    Variant("+ git history (weight 3)", replace(_D, history=HISTORY_WEIGHT)),
     Variant("- function names", replace(_D, fn_name=0.0)),
     Variant("- frame line -> same-named def", replace(_D, frame_names=False)),
     Variant("+ title-only name match", replace(_D, fn_title=1.0)),

@@ -16,10 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tomo.cli import app
 from tomo.errors import ConfigError
-from tomo.oi.context_pack import DEFAULT_BUDGET, Weights, build
+from tomo.oi.context_pack import DEFAULT_BUDGET, HISTORY_WEIGHT, Weights, build
 
 err = Console(stderr=True)
-HISTORY_WEIGHT = 3.0  # the git history's weight when asked for, chosen on half A of bench/localization.py
 
 
 def read_task(arg: str) -> str:

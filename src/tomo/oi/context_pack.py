@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tomo.oi import context_anchors, context_history
 from tomo.oi.context_anchors import Anchor
-from tomo.oi.context_functions import frame_defs, name_match
+from tomo.oi.context_functions import frame_defs, name_match, title_of
 from tomo.oi.context_history import History
 from tomo.oi.context_search import Retrieval, bm25_spans, path_tokens, tokens
 from tomo.prism import Graph
@@ -54,6 +54,7 @@ def is_aside_path(path: str) -> bool:
 
 
 CHARS_PER_TOKEN = 4  # the usual estimate for code; said so in the preamble's size, never used to bill anyone
+HISTORY_WEIGHT = 3.0  # the git history's weight when asked for (`--history`), chosen on half A of the benchmark
 
 
 @dataclass(frozen=True)
@@ -270,8 +271,7 @@ def rank(graph: Graph, retrieval: Retrieval, task: str, *, lsp: str | Sequence[s
             signals.append((dict(retrieval.search_terms(code_terms, path_weight=weights.path_weight)),
                             weights.bm25_code))
         if weights.title:
-            first = next((line for line in task.splitlines() if line.strip()), "")
-            signals.append((dict(retrieval.search(first, path_weight=weights.path_weight)), weights.title))
+            signals.append((dict(retrieval.search(title_of(task), path_weight=weights.path_weight)), weights.title))
         if weights.expand and weights.use_anchors:
             signals.append((dict(retrieval.search_terms(_expansion_terms(idx, anchors),
                                                         path_weight=weights.path_weight)), weights.expand))

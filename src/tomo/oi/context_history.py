@@ -99,20 +99,18 @@ def open_history(conn: sqlite3.Connection, root: Path, *, git_dir: str | os.Path
         return None, None
     gdir = Path(git_dir) if git_dir is not None else _git_dir_of(root)
     run = runner or _runner(["git", "--git-dir", str(git_dir)] if git_dir is not None else ["git", "-C", str(root)])
+    name = rev or "HEAD"
     try:
         _schema(conn)
-        want = _resolve(gdir, rev.lower() if rev and _HEX40.fullmatch(rev.lower()) else rev or "HEAD")
-        if want is not None and _cached(conn) == want:
-            return History(conn, want), None
-        if gdir is not None and _is_shallow(gdir):
-            raise HistoryError("the repository is a shallow clone")
+        # read from the git directory's files when it can be (a warm pack runs no git), else asked of git
+        want = _resolve(gdir, name.lower() if _HEX40.fullmatch(name.lower()) else name)
         if want is None:
-            want = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev or 'HEAD'}^{{commit}}"]).strip()
+            want = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"]).strip()
             if not _HEX40.fullmatch(want):
-                raise HistoryError(f"{rev or 'HEAD'} is not a commit")
-            if _cached(conn) == want:
-                return History(conn, want), None
-        if gdir is None and run(["rev-parse", "--is-shallow-repository"]).strip() == "true":
+                raise HistoryError(f"{name} is not a commit")
+        if _cached(conn) == want:
+            return History(conn, want), None
+        if _is_shallow(gdir) if gdir is not None else run(["rev-parse", "--is-shallow-repository"]).strip() == "true":
             raise HistoryError("the repository is a shallow clone")
         commits = read_log(run, want)
         _store(conn, want, commits)

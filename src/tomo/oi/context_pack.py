@@ -19,7 +19,7 @@ import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tomo.oi import context_anchors, context_history
@@ -498,20 +498,20 @@ def _uses(idx: _Index, anchors: list[Anchor], ev: _Evidence, w: Weights) -> None
 def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
     """A dotted path: the module it is (or its longest module prefix), and the definitions whose qualified names end
     with it (or share some of its parts), each weighted by its own share of ``w``."""
-    if a.snippet:  # only in a fenced block: a reproducer's import or call, which API was used (seldom the fix)
-        a = replace(a, weight=a.weight * w.dotted_snippet)
+    # written only in a fenced block: a reproducer's import or call, which API was used (seldom the fix)
+    weight = a.weight * (w.dotted_snippet if a.snippet else 1.0) * w.dotted
     parts = a.text.split(".")
     module = idx.modules.get(a.text)
     if module is not None:
         # a package's __init__ is where names are re-exported, seldom where they are written
         factor = 0.3 if module.endswith("/__init__.py") else 1.0
-        ev.file(module, a.weight * w.dotted * w.dotted_module * factor, f"module `{a.text}`")
+        ev.file(module, weight * w.dotted_module * factor, f"module `{a.text}`")
         return
     for k in range(len(parts) - 1, 0, -1):  # pkg.mod.Class.attr: the longest prefix that is a module
         path = idx.modules.get(".".join(parts[:k]))
         if path is not None:
             if not path.endswith("/__init__.py"):  # `sympy.core.Mul` says nothing about sympy/core/__init__.py
-                ev.file(path, a.weight * w.dotted * w.dotted_prefix, f"module prefix `{'.'.join(parts[:k])}`")
+                ev.file(path, weight * w.dotted_prefix, f"module prefix `{'.'.join(parts[:k])}`")
             break
     defs = idx.defs(parts[-1])
     if not defs:
@@ -531,7 +531,7 @@ def _dotted(idx: _Index, a: Anchor, ev: _Evidence, w: Weights) -> None:
         return
     total = sum(s for _, s, _k in scored)  # the ambiguity is shared out whatever each kind of match is worth
     for d, _s, kept in scored:
-        score = a.weight * w.dotted * kept / max(1.0, total)
+        score = weight * kept / max(1.0, total)
         ev.symbol(d, score)
         ev.file(d.path, score, f"names `{a.text}`")
 

@@ -330,8 +330,8 @@ def test_safe_helpers_keep_text_and_show_controls() -> None:
 
 
 def test_a_long_graph_listing_is_plain_text_with_every_column(run_tomo, tmp_path: Path) -> None:
-    """Past LONG rows `graph refs` prints plain aligned text, not a rich table: the cells are still never markup
-    and their control characters are still shown."""
+    """In a pipe (and past LONG rows on a terminal) `graph refs` prints plain aligned text, not a rich table: the
+    cells are still never markup and their control characters are still shown."""
     from tomo.cli.rows import LONG
 
     calls = "".join(f"target({i})\n" for i in range(LONG + 20))

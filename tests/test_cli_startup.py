@@ -178,6 +178,22 @@ def test_graph_refs_imports_prism_and_nothing_heavier(tmp_path: Path) -> None:
     assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []  # a pipe's listing is plain text
 
 
+def test_graph_index_in_a_pipe_prints_whole_lines_without_rich(tmp_path: Path) -> None:
+    """A file's error is one line in a pipe, however long its path: a script greps it, rich would cut it at 80."""
+    root = tmp_path / "proj"
+    deep = root / "a_package_with_a_rather_long_name" / "and_a_subpackage_deeper_still"
+    deep.mkdir(parents=True)
+    (deep / "module_that_does_not_parse.py").write_text("def broken(:\n    pass\n")
+    (root / "fine.py").write_text("def ok():\n    return 1\n")
+    done, modules = probe(tmp_path, "graph", "index", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("indexed 2 files: 2 parsed, 0 unchanged, 0 removed in ")
+    bad = [ln for ln in lines if "module_that_does_not_parse.py" in ln]
+    assert len(bad) == 1 and len(bad[0]) > 100 and bad[0].endswith(" at line 1, col 11")  # not wrapped at COLUMNS
+    assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []
+
+
 def test_a_verb_imports_its_own_part(tmp_path: Path) -> None:
     """The other side of laziness: running a verb still loads what it needs (here the team store and sqlalchemy)."""
     done, modules = probe(tmp_path, "team", "--help")

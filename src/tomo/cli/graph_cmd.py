@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from tomo.cli import app
+from tomo.cli import app, plain_stdout
 from tomo.cli.rows import Cell, print_rows, say, stdout_console
 from tomo.cli.safe import esc, text
 from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
@@ -69,11 +69,11 @@ def _conf(c: str) -> Cell:
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
               verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time.")) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
-    console = stdout_console()
     t0 = time.perf_counter()
-    if as_json or not console.is_terminal:
+    if as_json or plain_stdout():
         g = _open(root)
     else:
+        console = stdout_console()
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -110,16 +110,15 @@ def _print_phases(stats: IndexStats) -> None:
 
 
 def _print_stats(stats: IndexStats, seconds: float) -> None:
-    console = stdout_console()
-    console.print(f"indexed {stats.files} files: [bold]{stats.parsed} parsed[/], {stats.skipped} unchanged, "
-                  f"{stats.removed} removed in {seconds:.2f}s")
+    """The summary, one line each (a pipe gets whole lines: a file's error is never cut at the 80th column)."""
+    say(f"indexed {stats.files} files: {stats.parsed} parsed, {stats.skipped} unchanged, {stats.removed} removed"
+        f" in {seconds:.2f}s")
     if stats.errors:
-        console.print(f"[yellow]{len(stats.errors)} file(s) not fully indexed "
-                      "(a syntax error is indexed as far as it parses):[/]")
+        say(f"{len(stats.errors)} file(s) not fully indexed (a syntax error is indexed as far as it parses):")
         for path, err in stats.errors[:20]:
-            console.print(text(f"  {path}: {err}"))
+            say(f"  {path}: {err}")
         if len(stats.errors) > 20:
-            console.print(f"  ... and {len(stats.errors) - 20} more")
+            say(f"  ... and {len(stats.errors) - 20} more")
 
 
 @graph_app.command("symbols")

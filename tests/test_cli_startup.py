@@ -194,6 +194,17 @@ def test_graph_index_in_a_pipe_prints_whole_lines_without_rich(tmp_path: Path) -
     assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []
 
 
+def test_a_verbs_rich_line_is_whole_in_a_pipe(tmp_path: Path) -> None:
+    """A verb that prints with rich (here: a query that matches nothing) keeps a long line whole in a pipe."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "fine.py").write_text("def ok():\n    return 1\n")
+    wanted = "no_such_symbol_" + "x" * 90
+    done, _ = probe(tmp_path, "graph", "symbols", wanted, "--root", str(root))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"no symbol matches `{wanted}`"]
+
+
 def test_a_verb_imports_its_own_part(tmp_path: Path) -> None:
     """The other side of laziness: running a verb still loads what it needs (here the team store and sqlalchemy)."""
     done, modules = probe(tmp_path, "team", "--help")

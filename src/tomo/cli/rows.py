@@ -33,10 +33,11 @@ _SGR = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}  # 
 
 @functools.cache
 def stdout_console() -> Console:
-    """The rich console of stdout, made on first use (never for output that goes to a pipe)."""
+    """The rich console of stdout, made on first use. Listings and :func:`say` never need it in a pipe; where a verb
+    prints rich text anyway, a pipe gets each line whole (soft wrap: rich would cut it at 80 columns)."""
     from rich.console import Console
 
-    return Console()
+    return Console(soft_wrap=plain_stdout())
 
 
 def say(line: str) -> None:

@@ -195,7 +195,7 @@ def test_graph_index_in_a_pipe_prints_whole_lines_without_rich(tmp_path: Path) -
 
 
 def test_a_verbs_rich_line_is_whole_in_a_pipe(tmp_path: Path) -> None:
-    """A verb that prints with rich (here: a query that matches nothing) keeps a long line whole in a pipe."""
+    """A verb that prints with rich (a query that matches nothing), and an error, keep a long line whole in a pipe."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "fine.py").write_text("def ok():\n    return 1\n")
@@ -203,6 +203,10 @@ def test_a_verbs_rich_line_is_whole_in_a_pipe(tmp_path: Path) -> None:
     done, _ = probe(tmp_path, "graph", "symbols", wanted, "--root", str(root))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [f"no symbol matches `{wanted}`"]
+    # tomo's errors on a captured stderr too
+    done, _ = probe(tmp_path, "graph", "refs", wanted, "--root", str(root))
+    assert done.returncode != 0
+    assert done.stderr.splitlines()[0] == f"error: no symbol named `{wanted}`"
 
 
 def test_a_verb_imports_its_own_part(tmp_path: Path) -> None:

@@ -165,7 +165,9 @@ def version() -> None:
 def _err_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True)
+    console = Console(stderr=True)
+    console.soft_wrap = not console.is_terminal  # captured stderr gets each error whole, not cut at 80 columns
+    return console
 
 
 def __getattr__(name: str) -> Any:

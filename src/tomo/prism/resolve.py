@@ -88,6 +88,11 @@ class Resolver:
         self._member: dict[tuple[str, str], str | None] = {}
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
+        # cycle guards met so far, the stack's and those of the memos filled in place (mro, agreeing locals,
+        # fixtures): a value computed without meeting one depends on nothing but what was asked
+        self._cuts = 0
+        self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
+        self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
         self._receiver: dict[tuple[int, str, str, int], Value] = {}
@@ -176,8 +181,10 @@ class Resolver:
     def mro(self, cls: str) -> list[str]:
         got = self._mro.get(cls)
         if got is not None:
+            self._cuts += ("mro", cls) in self._pending
             return got
         self._mro[cls] = [cls]  # cycle guard
+        self._pending.add(("mro", cls))
         out = [cls]
         d = self.definition(cls)
         if d is not None and d[3] == "class":
@@ -191,6 +198,7 @@ class Resolver:
                             if b not in out:
                                 out.append(b)
         self._mro[cls] = out
+        self._pending.discard(("mro", cls))
         return out
 
     def has_unknown_base(self, cls: str) -> bool:
@@ -290,6 +298,8 @@ class Resolver:
                         reached = self._reaching(fid, s, name, entries, line) if first and (
                             agreed is None or agreed[0] == "union") else None
                         return self._binding(fid, s, name, reached, line) if reached is not None else agreed
+                    if not first and kind == "module":
+                        return self._outer_binding(fid, s, name, entries)
                     if first or len(entries) == 1:
                         return self._binding(fid, s, name, _pick(entries, line), line)
                     return self._enclosing_binding(fid, s, name, entries, line)
@@ -308,6 +318,25 @@ class Resolver:
         if name in _BUILTIN_TYPES:
             return ("builtin", name)
         return None
+
+    def _outer_binding(self, fid: int, module: str, name: str, entries: list[tuple[Any, ...]]) -> Value:
+        """A module-level name read from inside a function or class, remembered per file and name.
+
+        It is the same wherever it is read from (a function runs after the module, see
+        :meth:`_enclosing_binding`: no line matters), and a wide query reads the same few names (a test module's
+        models, ``Book`` of ``Book.objects``) from hundreds of functions of one file, each time through the import
+        to the module that defines it. Kept only when computing it met no cycle guard: then it depends on nothing
+        that was being computed around it, and reading it again would give the same.
+        """
+        key = (fid, name)
+        if key in self._outer:
+            return self._outer[key]
+        cuts = self._cuts
+        got = (self._binding(fid, module, name, entries[0], 0) if len(entries) == 1
+               else self._enclosing_binding(fid, module, name, entries, 0))
+        if self._cuts == cuts:
+            self._outer[key] = got
+        return got
 
     def is_bound(self, fid: int, scope: str, name: str) -> bool:
         """Whether ``name`` has any binding visible from ``scope`` (whatever its value): what a rename would shadow."""
@@ -350,9 +379,13 @@ class Resolver:
         key = (fid, scope, name)
         if key not in self._agree:
             self._agree[key] = None  # a cycle (`x = x.next()`) proves nothing
+            self._pending.add(("agree", key))
             types = {self.type_of(self._binding(fid, scope, name, e, e[0])) for e in entries}
             self._agree[key] = (None if None in types else
                                 ("same",) if len(types) == 1 else ("union", tuple(sorted(types, key=repr))))
+            self._pending.discard(("agree", key))
+        elif ("agree", key) in self._pending:
+            self._cuts += 1
         got = self._agree[key]
         if got is None:
             return None
@@ -511,6 +544,7 @@ class Resolver:
         if key in self._memo:
             return self._memo[key]
         if key in self._stack or self.root is None:
+            self._cuts += key in self._stack
             return None
         d = self.definition(scope)
         info = self.info(fid)
@@ -559,6 +593,7 @@ class Resolver:
             return None
         key = ("callsites", scope, name)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -660,6 +695,7 @@ class Resolver:
             return None
         key = ("origin", fid, name, line)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -939,8 +975,10 @@ class Resolver:
         cls = self._enclosing_class(fid, scope) if scope else None
         key = (fid, name, cls)
         if key in self._fixture:
+            self._cuts += ("fixture", key) in self._pending
             return self._fixture[key]
         self._fixture[key] = None
+        self._pending.add(("fixture", key))
         path = self.file(fid)[0]
         dirs = path.split("/")[:-1]
         candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
@@ -962,6 +1000,7 @@ class Resolver:
         provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
         value = self.returns(provider, fixture=True) if provider else None
         self._fixture[key] = value
+        self._pending.discard(("fixture", key))
         return value
 
     def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
@@ -1022,6 +1061,7 @@ class Resolver:
             return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -1219,6 +1259,7 @@ class Resolver:
                 if entries:
                     key = ("attr", module, attr)
                     if key in self._stack:
+                        self._cuts += 1
                         return None
                     self._stack.add(key)
                     try:
@@ -1306,6 +1347,7 @@ class Resolver:
             return self._decorated[q]
         key = ("decorated", q)
         if key in self._stack or depth > _MAX_DEPTH:
+            self._cuts += key in self._stack
             return None
         d = self.definition(q)
         if d is None:

@@ -93,6 +93,7 @@ class Resolver:
         self._cuts = 0
         self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
         self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
+        self._star: dict[tuple[int, str], Value] = {}  # (file, name) -> what it is where no scope binds it
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
         self._receiver: dict[tuple[int, str, str, int], Value] = {}
@@ -308,16 +309,28 @@ class Resolver:
                 break
             parent = parents.get(s)  # (the module's name only when needed: this loop runs for every name read)
             s = parent if parent is not None else self.module_name(fid)
+        return self._unbound(fid, name)
+
+    def _unbound(self, fid: int, name: str) -> Value:
+        """A name no scope of the file binds: from a star import, else a builtin type, else unknown. The same from
+        every line and scope of the file, so remembered per file and name (as :meth:`_outer_binding` is)."""
+        key = (fid, name)
+        if key in self._star:
+            return self._star[key]
+        cuts = self._cuts
         module = self.module_name(fid)
         # star imports: only what each module exports, and when two provide the name (the later one wins at run
         # time, the earlier one for code between them) it is known only if they agree
-        found = {self.attribute(("mod", e[2]), name) for e in info.binds(module).get("*", ())
+        found = {self.attribute(("mod", e[2]), name) for e in self.info(fid).binds(module).get("*", ())
                  if self._star_exports(e[2], name)} - {None}
+        got: Value = None
         if found:
-            return found.pop() if len(found) == 1 else None
-        if name in _BUILTIN_TYPES:
-            return ("builtin", name)
-        return None
+            got = found.pop() if len(found) == 1 else None
+        elif name in _BUILTIN_TYPES:
+            got = ("builtin", name)
+        if self._cuts == cuts:
+            self._star[key] = got
+        return got
 
     def _outer_binding(self, fid: int, module: str, name: str, entries: list[tuple[Any, ...]]) -> Value:
         """A module-level name read from inside a function or class, remembered per file and name.

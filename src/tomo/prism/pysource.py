@@ -60,7 +60,8 @@ class Source:
         self._trees: dict[Key, ast.Module | None] = {}  # piece -> its tree, None if it does not parse
         self._starts: list[int] = []  # first and last line of each top-level piece
         self._ends: list[int] = []
-        self._subs: dict[int, tuple[list[int], list[int]]] = {}  # top-level piece -> first, last lines inside it
+        self._subs: dict[int, tuple[list[int], list[int]] | None] = {}  # top-level piece -> lines inside it
+        self._classes: dict[int, tuple[int, int]] = {}  # top-level piece of a class -> the class's first, last line
         self._raw: list[bytes] = []
         self._spans: list[Span] = []  # the definitions' spans, sorted, once the cut trusts them
         self._span_lines: list[int] = []  # their first lines, for bisect
@@ -93,7 +94,8 @@ class Source:
         """Split the file into pieces at the ends of its top-level definitions, and a top-level class at the ends of
         its methods (see the class). A def not at column 0 is nested (in a class, a function, an ``if``)."""
         data = self._data
-        if self._trees or self._starts or not data or b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+        if self._trees or self._starts or not data or b"\0" in data or (
+                b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
             return  # null bytes fail the whole parse; a lone CR is a line break to Python, not to the indexer
         raw = data.splitlines(keepends=True)
         for head in raw[:2]:
@@ -120,19 +122,31 @@ class Source:
         if prev < len(raw):
             starts.append(prev + 1)
             ends.append(len(raw))
-        lines = [d[0] for d in spans]
-        for piece, first, last in classes:
+        self._raw, self._starts, self._ends = raw, starts, ends
+        self._spans, self._span_lines = spans, [d[0] for d in spans]
+        self._classes = {piece: (first, last) for piece, first, last in classes}
+
+    def _sub(self, piece: int) -> tuple[list[int], list[int]] | None:
+        """The first and last lines of the sub-pieces of a top-level class's piece (cut at its least indented
+        methods), or None when it is not cut; found when a line of it is first asked (most lines are read from
+        their function alone, see :meth:`_tree_at`)."""
+        if piece in self._subs:
+            return self._subs[piece]
+        got = None
+        if piece in self._classes:
+            first, last = self._classes[piece]
+            raw, spans, lines = self._raw, self._spans, self._span_lines
             methods = [(line, end, _indent(raw[line - 1])) for line, end, kind in
                        spans[bisect_right(lines, first):bisect_right(lines, last)] if kind == "method" and end <= last]
             depth = min((m[2] for m in methods), default=0)
             cuts = [(line, end) for line, end, d in methods if d == depth]
             # the first sub-piece is the head of the top-level piece (what precedes the class, the class line, its
             # first method): a class cut short, parsed as it stands; the others are runs of its body
-            sub = ([starts[piece]] + [e + 1 for _, e in cuts[:-1]], [e for _, e in cuts])
+            sub = ([self._starts[piece]] + [e + 1 for _, e in cuts[:-1]], [e for _, e in cuts])
             if depth and len(cuts) > 1 and all(a <= line for a, (line, _) in zip(sub[0][1:], cuts[1:], strict=True)):
-                self._subs[piece] = sub
-        self._raw, self._starts, self._ends = raw, starts, ends
-        self._spans, self._span_lines = spans, lines
+                got = sub
+        self._subs[piece] = got
+        return got
 
     @property
     def tree(self) -> ast.Module | None:
@@ -213,7 +227,7 @@ class Source:
         """The key and tree of the smallest piece that holds ``line`` and parses, else of the whole file."""
         i = bisect_left(self._ends, line)
         if i < len(self._ends) and self._starts[i] <= line:
-            sub = self._subs.get(i)
+            sub = self._sub(i)
             j = bisect_left(sub[1], line) if sub is not None else -1
             if sub is not None and j < len(sub[1]) and sub[0][j] <= line:
                 got = self._parse((i, j), sub[0][j], sub[1][j])

@@ -1784,9 +1784,16 @@ def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     return best if best is not None else min(entries, key=lambda e: e[0])
 
 
+_WORD_RUN = re.compile(r"\w+")  # str.isalnum() or "_", character for character (the same Unicode test)
+_BRACKET = re.compile(r"[()\[\]{}]")
+
+
 @functools.lru_cache(maxsize=65536)
 def _parse(text: str) -> tuple[tuple[str, str], ...]:
-    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape."""
+    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape.
+
+    Names and brackets are found with regular expressions rather than character by character: a query parses a
+    thousand receiver and value texts, most of them calls whose arguments hold no bracket to count."""
     ops: list[tuple[str, str]] = []
     i, n = 0, len(text)
     expect_name = True
@@ -1796,13 +1803,11 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
             if c == " " and ops:
                 i += 1
                 continue
-            j = i
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            if j == i or text[i].isdigit():
+            m = _WORD_RUN.match(text, i)
+            if m is None or c.isdigit():
                 return ()
-            ops.append(("name" if not ops else "attr", text[i:j]))
-            i = j
+            ops.append(("name" if not ops else "attr", m.group()))
+            i = m.end()
             expect_name = False
         elif c == ".":
             expect_name = True
@@ -1810,17 +1815,16 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
         elif c == " " and ops:
             i += 1  # a chain over several lines, `b.add_eq()\n .add_order()`, is stored `b.add_eq() .add_order()`
         elif c in "([":
-            close = ")" if c == "(" else "]"
-            level, j = 0, i
-            while j < n:
-                if text[j] in "([{":
+            level, j = 0, n
+            for b in _BRACKET.finditer(text, i):
+                if b.group() in "([{":
                     level += 1
-                elif text[j] in ")]}":
+                else:
                     level -= 1
                     if level == 0:
+                        j = b.start()
                         break
-                j += 1
-            if j >= n or text[j] != close:
+            if j >= n or text[j] != (")" if c == "(" else "]"):
                 return ()
             ops.append(("call" if c == "(" else "sub", ""))
             i = j + 1

@@ -94,6 +94,8 @@ class Resolver:
         self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
         self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
         self._star: dict[tuple[int, str], Value] = {}  # (file, name) -> what it is where no scope binds it
+        self._free: dict[tuple[int, str], Value] = {}  # (file, receiver) -> its type, read outside every function
+        self._outside: dict[tuple[int, str, str], bool] = {}  # (file, function, name) -> bound only at module level
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
         self._receiver: dict[tuple[int, str, str, int], Value] = {}
@@ -1051,8 +1053,56 @@ class Resolver:
         key = (fid, scope, recv, line)
         if key in self._receiver:
             return self._receiver[key]
-        got = self._receiver[key] = self.type_of(self.eval(fid, scope, recv, line))
+        free = self._read_outside(fid, scope, recv)
+        if free is not None and free in self._free:
+            got = self._free[free]
+        else:
+            cuts = self._cuts
+            got = self.type_of(self.eval(fid, scope, recv, line))
+            if free is not None and self._cuts == cuts:
+                self._free[free] = got
+        self._receiver[key] = got
         return got
+
+    def _read_outside(self, fid: int, scope: str, recv: str) -> tuple[int, str] | None:
+        """(file, receiver) when receiver ``recv`` in function ``scope`` has the same type from every line of every
+        function of the file, else None.
+
+        So it is when its head name is bound in no function (nor class) scope around: then the head is the
+        module's binding or a star import's (:meth:`_outer_binding`, :meth:`_unbound`), and what follows depends
+        on the head's value alone. ``Book.objects`` is read in hundreds of test methods of one file. Left out: the
+        forms whose evaluation reads the line or scope (``super()``, a subscript, ``staticmethod(...)``,
+        ``partial(...)``).
+        """
+        info = self.info(fid)
+        if info.kinds.get(scope) not in ("function", "method") or "[" in recv or recv.startswith(
+                ("staticmethod", "classmethod", "partial", "functools.partial")):
+            return None
+        ops = _parse(recv)
+        if not ops or ops[0][1] == "super":
+            return None
+        head = ops[0][1]
+        key = (fid, scope, head)
+        outside = self._outside.get(key)
+        if outside is None:
+            outside = self._outside[key] = self._unbound_around(info, fid, scope, head)
+        return (fid, recv) if outside else None
+
+    def _unbound_around(self, info: FileInfo, fid: int, scope: str, name: str) -> bool:
+        """Whether :meth:`lookup` of ``name`` from function ``scope`` finds no binding before the module's (it
+        walks the same scopes: class bodies skipped, a ``global`` name read from the module)."""
+        if name in info.get("globals", {}).get(scope, ()):
+            return True
+        s: str | None = scope
+        while s is not None:
+            kind = info.kinds.get(s, "module")
+            if kind == "module":
+                return True
+            if (s == scope or kind != "class") and info.entries(s, name):
+                return False
+            parent = info.parents.get(s)
+            s = parent if parent is not None else self.module_name(fid)
+        return True
 
     def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""

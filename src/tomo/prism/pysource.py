@@ -149,6 +149,11 @@ class Source:
         return got
 
     @property
+    def lines(self) -> list[bytes]:
+        """The file's lines with their line breaks, as cut (empty when the file is read whole: no spans trusted)."""
+        return self._raw
+
+    @property
     def tree(self) -> ast.Module | None:
         """The whole file's tree (None if it does not parse)."""
         if _WHOLE not in self._trees:

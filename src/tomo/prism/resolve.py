@@ -691,6 +691,13 @@ class Resolver:
             self._sources[fid] = got
         return got
 
+    def source_lines(self) -> Iterator[tuple[str, list[bytes]]]:
+        """(path, lines with their breaks) of each file this resolver read the source of, for a caller that quotes
+        lines of the same files: splitting a file again costs as much as reading it."""
+        for fid, src in self._sources.items():
+            if src.lines:
+                yield self.file(fid)[0], src.lines
+
     def long_receiver(self, fid: int, line: int, col: int, name: str) -> str | None:
         """The receiver of attribute ``name`` at ``line``:``col`` read from the source, for one the index keeps as
         "?" (too long to store)."""

@@ -99,7 +99,7 @@ class Resolver:
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
         self._receiver: dict[tuple[int, str, str, int], Value] = {}
-        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], Value] = {}
+        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]] = {}
         self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
         self._builtin_fixtures: dict[str, set[str]] | None = None
         self._sources: dict[int, Source] = {}
@@ -333,6 +333,11 @@ class Resolver:
         if self._cuts == cuts:
             self._star[key] = got
         return got
+
+    def _cut(self) -> bool:
+        """Count a depth limit met (as a cycle guard is): a value computed past one is not remembered for others."""
+        self._cuts += 1
+        return True
 
     def _outer_binding(self, fid: int, module: str, name: str, entries: list[tuple[Any, ...]]) -> Value:
         """A module-level name read from inside a function or class, remembered per file and name.
@@ -791,7 +796,7 @@ class Resolver:
 
     def _declared(self, fid: int, scope: str, text: str, line: int, depth: int) -> tuple[int, str, str] | None:
         """(file, scope, annotation) that declares the type of expression ``text``, when one does."""
-        if depth > _MAX_DEPTH or not text:
+        if (depth > _MAX_DEPTH and self._cut()) or not text:
             return None
         ops = _parse(text)
         if not ops and text.endswith("]"):
@@ -864,7 +869,7 @@ class Resolver:
     # ("val", value): a value, nothing more. None: unknown.
 
     def _shape(self, fid: int, scope: str, text: str, line: int, depth: int) -> Any:
-        if depth > _MAX_DEPTH or not text or text == "?":
+        if not text or text == "?" or (depth > _MAX_DEPTH and self._cut()):
             return None
         if text[0] in "([{":
             lit = literal_items(text)
@@ -921,7 +926,7 @@ class Resolver:
 
     def _item(self, shape: Any, depth: int) -> Any:
         """The shape of what iterating ``shape`` gives."""
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -949,7 +954,7 @@ class Resolver:
 
     def _component(self, shape: Any, i: int, depth: int) -> Any:
         """The shape of element ``i`` when ``shape`` is unpacked (``a, b = shape``)."""
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -967,7 +972,7 @@ class Resolver:
         return self._item(shape, depth + 1)  # unpacking iterates: `(a,) = items`
 
     def _shape_value(self, shape: Any, depth: int) -> Value:
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -1113,7 +1118,7 @@ class Resolver:
 
     def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
-        if not text or text == "?" or depth > _MAX_DEPTH:
+        if not text or text == "?" or (depth > _MAX_DEPTH and self._cut()):
             return None
         # (the prefix tests first: the regular expressions cost more than most of an evaluation)
         wrapped = _METHOD_WRAPPER.fullmatch(text) if text.startswith(("staticmethod", "classmethod")) else None
@@ -1167,14 +1172,24 @@ class Resolver:
             value = self.lookup(fid, scope, head[1], line)
             if value is not None and value[0] == "def" and self.info(fid).kinds.get(scope) == "class":
                 value = self._class_body_value(fid, scope, value, line)
-        if depth == 0 and len(self._stack) == 1 and rest:
-            # evaluated for its own sake (a receiver): what follows the head depends on the head's value alone,
-            # and `Book.objects` is read in hundreds of places of one query
-            key = (value, rest)
-            if key not in self._chain:
-                self._chain[key] = self._apply(fid, value, rest, depth)
-            return self._chain[key]
-        return self._apply(fid, value, rest, depth)
+        if not rest:
+            return self._apply(fid, value, rest, depth)
+        # what follows the head depends on the head's value alone, and `Book.objects...` is read in hundreds of
+        # places of one query: remembered as (value, the depth it was computed at, whether it met no cycle guard
+        # nor depth limit). A receiver evaluated for its own sake (depth 0, only its own guard up) takes whatever
+        # is kept; a nested evaluation takes only a value that met none, computed at its depth or deeper (from
+        # less deep, the limit would be met no sooner: the same value)
+        top = depth == 0 and len(self._stack) == 1
+        key = (value, rest)
+        kept = self._chain.get(key)
+        if kept is not None and (top or (kept[2] and depth <= kept[1])):
+            return kept[0]
+        cuts = self._cuts
+        got = self._apply(fid, value, rest, depth)
+        clean = self._cuts == cuts
+        if (top and kept is None) or (clean and (kept is None or (kept[2] and depth > kept[1]))):
+            self._chain[key] = (got, depth, clean)
+        return got
 
     def _apply(self, fid: int, value: Value, rest: tuple[tuple[str, str], ...], depth: int) -> Value:
         for op, arg in rest:
@@ -1220,7 +1235,7 @@ class Resolver:
 
     def type_of(self, value: Value, depth: int = 0) -> Value:
         """Turn a binding into what it holds: a variable into its assigned/annotated value."""
-        if value is None or depth > _MAX_DEPTH:
+        if value is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         if value[0] == "prop":
             return self.returns(value[1], depth=depth + 1)
@@ -1378,7 +1393,7 @@ class Resolver:
         return None
 
     def call(self, value: Value, depth: int) -> Value:
-        if value is None or depth > _MAX_DEPTH:
+        if value is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         if value[0] == "partial":
             return self.call(value[1], depth + 1)
@@ -1417,7 +1432,7 @@ class Resolver:
             return self._decorated[q]
         key = ("decorated", q)
         if key in self._stack or depth > _MAX_DEPTH:
-            self._cuts += key in self._stack
+            self._cuts += 1
             return None
         d = self.definition(q)
         if d is None:
@@ -1550,7 +1565,7 @@ class Resolver:
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
-        if d is None or depth > _MAX_DEPTH:
+        if d is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         fid, parent, data = d[0], d[7], d[8]
         decs = data.get("decorators", ())

@@ -98,6 +98,18 @@ class Alt:
 if __name__ == "__main__":
     for k, v in PAIRS:
         print(k.bit_length())
+
+
+def chained(rows, n):
+    qs = rows
+    qs = qs.filter(n)
+    first = (qs := qs.exclude(n)).first()
+    total = 0
+    [qs for qs in rows][0].x = qs.y
+    total = (count := len(rows)) + 1
+    for row in rows:
+        qs = row
+    return qs.all(), total, count, first
 '''
 
 
@@ -149,6 +161,31 @@ def test_pieces_answer_as_the_whole_file(tmp_path: Path) -> None:
     # a line of the first method: the head of the class's piece (from after test_double to __init__'s end)
     key, tree = pieces._piece(41)
     assert key[1] == 0 and tree is not None and tree.body[-1].end_lineno == 41  # type: ignore[attr-defined]
+
+
+def test_a_function_is_parsed_alone(tmp_path: Path) -> None:
+    """Lines inside a function are read from that function parsed alone (a method under an ``if 1:`` line), not
+    from its piece; a walrus binds where it stands, a comprehension's variable inside a target does not."""
+    path = tmp_path / "sample.py"
+    path.write_text(SAMPLE)
+    src = Source(path, _spans(SAMPLE))
+    assert src.reaching(86, "qs", 88) == 87 and src.reaching(86, "qs", 89) == 88
+    assert src.reaching(86, "qs", 90) is None  # the walrus on the line before rebinds it
+    assert src.reaching(86, "total", 95) == 92 and src.reaching(86, "count", 95) is None
+    assert src.reaching(86, "qs", 91) is None and src.reaching(86, "qs", 95) is None  # a comprehension's; the loop's
+    assert src.origin("b", 47) == ("for", "items", (1,))  # in Builder.make, a method
+    assert src.receiver(51, 17, "add") == "Builder().add(1)"
+
+
+def test_a_span_that_does_not_hold_its_function_is_not_parsed_alone(tmp_path: Path) -> None:
+    """A span cut short (the index would have to disagree with Python about where the function ends) leaves code
+    indented deeper after it: the function is not parsed alone but read from its piece, as before functions were."""
+    path = tmp_path / "sample.py"
+    path.write_text(SAMPLE)
+    spans = [(line, 88 if line == 86 else end, kind) for line, end, kind in _spans(SAMPLE)]
+    short = Source(path, spans)
+    assert short.reaching(86, "qs", 88) == 87 and short._trees[(-2, 86)] is None
+    assert short._nodes_at(88) and all(k[0] >= 0 for k in short._trees if short._trees[k] is not None)
 
 
 def test_a_piece_that_cannot_parse_alone_falls_back(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ class Graph:
     def _forget(self) -> None:
         """Drop what earlier queries learnt: after a refresh, or when another connection changed the index."""
         self._lines.clear()
+        self._kept: dict[str, list[bytes]] = {}  # path -> its lines as a query's source reading split them
         self._facts = Resolver(self.conn, self.root)  # the stored facts every query reads, shared by queries
         self._occ: dict[Symbol, list[Occurrence]] = {}  # answers, per symbol: valid until the index changes
         self._bare_occ: dict[Symbol, list[Occurrence]] = {}  # the same without the source lines
@@ -302,7 +303,10 @@ class Graph:
         largest cost after resolution (every file that uses the name)."""
         got = self._bare_occ.get(sym)
         if got is None:
-            got = self._bare_occ[sym] = self._find_occurrences(sym, resolver or self._facts.fresh())
+            res = resolver or self._facts.fresh()
+            got = self._bare_occ[sym] = self._find_occurrences(sym, res)
+            for path, lines in res.source_lines():
+                self._kept.setdefault(path, lines)
         return got
 
     def _find_occurrences(self, sym: Symbol, res: Resolver) -> list[Occurrence]:
@@ -527,7 +531,10 @@ class Graph:
         return lines
 
     def _line(self, path: str, line: int) -> str:
-        lines = self._raw_lines(path)
+        """One line of the file, decoded and stripped: from the lines the query's source reading split (with their
+        breaks, which the strip removes; split where b"\n" splits, a lone CR left such a file whole), else
+        :meth:`_raw_lines`'s."""
+        lines = self._kept.get(path) or self._raw_lines(path)
         return lines[line - 1].decode("utf-8", "replace").strip() if 0 < line <= len(lines) else ""
 
     def _text(self, path: str) -> str:

@@ -22,9 +22,12 @@ Origin = tuple[str, str, tuple[int, ...]]
 
 _CACHE_SIZE = 256  # files; a query over Django reads a few dozen
 _KEPT = (ast.For, ast.AsyncFor, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)  # statements that hold no block
 # a definition from the index: its first line (the ``def``/``class`` line), its last line, its kind
 Span = tuple[int, int, str]
-Key = tuple[int, int]  # a parsed piece: (top-level piece, piece inside it or -1); (-1, -1) is the whole file
+# a parsed piece: (top-level piece, piece inside it or -1); (-1, -1) is the whole file; (-2, line) the function
+# defined at that line, parsed alone
+Key = tuple[int, int]
 _WHOLE: Key = (-1, -1)
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
@@ -43,7 +46,9 @@ class Source:
     line. A piece that does not
     parse on its own (which is how a cut inside an ``if``/``try`` shows), a line outside every piece, a file whose
     bytes or encoding could make a piece read differently from the whole: the next larger piece, at last the whole
-    file, is parsed, as without ``defs``.
+    file, is parsed, as without ``defs``. A line inside a function (after its ``def`` line) is read from that
+    function alone, smaller still (see :meth:`_tree_at`): the reaching-assignment check, the most frequent lookup,
+    never needs more than its function.
     """
 
     def __init__(self, path: Path, defs: Iterable[Span] = ()) -> None:
@@ -55,8 +60,11 @@ class Source:
         self._trees: dict[Key, ast.Module | None] = {}  # piece -> its tree, None if it does not parse
         self._starts: list[int] = []  # first and last line of each top-level piece
         self._ends: list[int] = []
-        self._subs: dict[int, tuple[list[int], list[int]]] = {}  # top-level piece -> first, last lines inside it
+        self._subs: dict[int, tuple[list[int], list[int]] | None] = {}  # top-level piece -> lines inside it
+        self._classes: dict[int, tuple[int, int]] = {}  # top-level piece of a class -> the class's first, last line
         self._raw: list[bytes] = []
+        self._spans: list[Span] = []  # the definitions' spans, sorted, once the cut trusts them
+        self._span_lines: list[int] = []  # their first lines, for bisect
         self._by_line: dict[int, list[ast.AST]] = {}
         self._attrs: dict[Key, dict[tuple[int, int], ast.Attribute]] = {}
         self._bound: dict[int, frozenset[str]] = {}  # id of a statement (alive in _trees) -> the names it binds
@@ -86,7 +94,8 @@ class Source:
         """Split the file into pieces at the ends of its top-level definitions, and a top-level class at the ends of
         its methods (see the class). A def not at column 0 is nested (in a class, a function, an ``if``)."""
         data = self._data
-        if self._trees or self._starts or not data or b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+        if self._trees or self._starts or not data or b"\0" in data or (
+                b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
             return  # null bytes fail the whole parse; a lone CR is a line break to Python, not to the indexer
         raw = data.splitlines(keepends=True)
         for head in raw[:2]:
@@ -113,18 +122,36 @@ class Source:
         if prev < len(raw):
             starts.append(prev + 1)
             ends.append(len(raw))
-        lines = [d[0] for d in spans]
-        for piece, first, last in classes:
+        self._raw, self._starts, self._ends = raw, starts, ends
+        self._spans, self._span_lines = spans, [d[0] for d in spans]
+        self._classes = {piece: (first, last) for piece, first, last in classes}
+
+    def _sub(self, piece: int) -> tuple[list[int], list[int]] | None:
+        """The first and last lines of the sub-pieces of a top-level class's piece (cut at its least indented
+        methods), or None when it is not cut; found when a line of it is first asked (most lines are read from
+        their function alone, see :meth:`_tree_at`)."""
+        if piece in self._subs:
+            return self._subs[piece]
+        got = None
+        if piece in self._classes:
+            first, last = self._classes[piece]
+            raw, spans, lines = self._raw, self._spans, self._span_lines
             methods = [(line, end, _indent(raw[line - 1])) for line, end, kind in
                        spans[bisect_right(lines, first):bisect_right(lines, last)] if kind == "method" and end <= last]
             depth = min((m[2] for m in methods), default=0)
             cuts = [(line, end) for line, end, d in methods if d == depth]
             # the first sub-piece is the head of the top-level piece (what precedes the class, the class line, its
             # first method): a class cut short, parsed as it stands; the others are runs of its body
-            sub = ([starts[piece]] + [e + 1 for _, e in cuts[:-1]], [e for _, e in cuts])
+            sub = ([self._starts[piece]] + [e + 1 for _, e in cuts[:-1]], [e for _, e in cuts])
             if depth and len(cuts) > 1 and all(a <= line for a, (line, _) in zip(sub[0][1:], cuts[1:], strict=True)):
-                self._subs[piece] = sub
-        self._raw, self._starts, self._ends = raw, starts, ends
+                got = sub
+        self._subs[piece] = got
+        return got
+
+    @property
+    def lines(self) -> list[bytes]:
+        """The file's lines with their line breaks, as cut (empty when the file is read whole: no spans trusted)."""
+        return self._raw
 
     @property
     def tree(self) -> ast.Module | None:
@@ -136,11 +163,76 @@ class Source:
                 self._trees[_WHOLE] = None
         return self._trees[_WHOLE]
 
+    def _tree_at(self, line: int) -> tuple[Key, ast.Module | None]:
+        """The key and tree of the smallest parsed text that answers for ``line``: the innermost function or
+        method whose body (or signature after its ``def`` line) holds it, else :meth:`_piece`'s.
+
+        Every lookup at such a line descends into that function and no further out (what precedes its ``def``
+        line, its decorators included, lies on earlier lines), so the function parsed alone answers as the
+        whole file does; and a function is most often a fraction of its piece (a top-level function comes with
+        the module statements before it, a class's first method with the whole head of the class)."""
+        span = self._innermost(line)
+        if span is not None:
+            tree = self._def_tree(span)
+            if tree is not None:
+                return (-2, span[0]), tree
+        return self._piece(line)
+
+    def _innermost(self, line: int) -> Span | None:
+        """The span of the innermost function or method with ``def`` line < ``line`` <= its last line."""
+        i = bisect_left(self._span_lines, line)
+        while i > 0:
+            i -= 1
+            span = self._spans[i]
+            if span[1] >= line and span[2] != "class":
+                return span  # (spans start before the line: the last that holds it is the innermost)
+            if _indent(self._raw[span[0] - 1]) == 0:
+                return None  # a top-level definition that is no function holding the line: none further up is
+        return None
+
+    def _def_tree(self, span: Span) -> ast.Module | None:
+        """One function or method parsed alone (from its ``def`` line; an indented one under an ``if 1:`` line),
+        or None when it cannot answer as the whole file: it does not parse alone, or the code after its last line
+        is indented deeper than its ``def`` (then the index's span would end inside it)."""
+        first, last, _kind = span
+        key: Key = (-2, first)
+        if key in self._trees:
+            return self._trees[key]
+        raw = self._raw
+        indent = raw[first - 1][:_indent(raw[first - 1])]
+        tree: ast.Module | None = None
+        after = next((x for x in raw[last:] if x.strip() and not x.lstrip().startswith(b"#")), None)
+        if after is None or indent.startswith(after[:_indent(after)]):
+            head = b"\n" * (first - 1) if not indent else b"\n" * (first - 2) + b"if 1:\n"
+            try:
+                tree = ast.parse(head + b"".join(raw[first - 1:last]), type_comments=True)
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            body = tree.body if tree is not None else []
+            if indent and len(body) == 1 and isinstance(body[0], ast.If):
+                body = body[0].body
+            if not (len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and body[0].lineno == first):
+                tree = None  # not exactly the one function: the span is not what the file holds
+        self._trees[key] = tree
+        return tree
+
+    def _function(self, def_line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function defined at ``def_line``, from its own tree when it parses alone, else from its piece's."""
+        i = bisect_left(self._span_lines, def_line)
+        if i < len(self._spans) and self._spans[i][0] == def_line and self._spans[i][2] != "class":
+            tree = self._def_tree(self._spans[i])
+            if tree is not None:
+                node = tree.body[0]
+                return node.body[0] if isinstance(node, ast.If) else node  # type: ignore[return-value]
+        return next((n for n in self._nodes_at(def_line) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                    None)
+
     def _piece(self, line: int) -> tuple[Key, ast.Module | None]:
         """The key and tree of the smallest piece that holds ``line`` and parses, else of the whole file."""
         i = bisect_left(self._ends, line)
         if i < len(self._ends) and self._starts[i] <= line:
-            sub = self._subs.get(i)
+            sub = self._sub(i)
             j = bisect_left(sub[1], line) if sub is not None else -1
             if sub is not None and j < len(sub[1]) and sub[0][j] <= line:
                 got = self._parse((i, j), sub[0][j], sub[1][j])
@@ -171,7 +263,7 @@ class Source:
     def receiver(self, line: int, col: int, name: str) -> str | None:
         """The whole text of the object whose attribute ``name`` is at ``line``:``col`` (in characters): for the
         receivers too long for the index (a builder chain over many lines)."""
-        key, tree = self._piece(line)
+        key, tree = self._tree_at(line)
         attrs = self._attrs.get(key)
         if attrs is None:
             attrs = self._attrs[key] = {}
@@ -190,7 +282,7 @@ class Source:
         if got is not None:
             return got
         got = []
-        tree = self._piece(line)[1]
+        tree = self._tree_at(line)[1]
         body: list[ast.stmt] | None = tree.body if tree is not None else None
         while body:
             st = next((x for x in body if x.lineno <= line <= (x.end_lineno or x.lineno)), None)
@@ -237,8 +329,7 @@ class Source:
         the loop may come round again; leaving an ``except``/``else``/``finally``, the ``try`` body may have
         bound it: either way, nothing is proven.
         """
-        func = next((n for n in self._nodes_at(def_line) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                    None)
+        func = self._function(def_line)
         if func is None:
             return None
         path: list[tuple[list[ast.stmt], int, ast.AST]] = []  # (block, index of the statement holding the use, owner)
@@ -258,7 +349,8 @@ class Source:
                 return None  # the use is in a nested scope
             block, owner = inner, st
         innermost = path[-1][0][path[-1][1]]
-        comp = _comprehension_binding(innermost, name, line)
+        text = self._text(innermost)  # (a comprehension is written with the keyword `for`)
+        comp = _comprehension_binding(innermost, name, line) if text is None or b"for" in text else None
         if comp is not None:
             return comp if comp > 0 else None  # the use is a comprehension's own variable (or may be)
         for level in range(len(path) - 1, -1, -1):
@@ -289,13 +381,28 @@ class Source:
         identifiers are NFKC-normalised), so most statements are never walked."""
         got = self._bound.get(id(st))
         if got is None:
-            if self._raw and name.isascii():
-                first = min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))])
-                text = b"".join(self._raw[first - 1:st.end_lineno or st.lineno])
-                if text.isascii() and name.encode() not in text:
-                    return False
-            got = self._bound[id(st)] = _bound_names(st)
+            text = self._text(st)
+            if text is not None and name.isascii() and name.encode() not in text:
+                return False
+            if text is not None and isinstance(st, _SIMPLE) and b":=" not in text:
+                # no walrus: in a simple statement only the assignment targets bind (a comprehension's variables
+                # are its own), so the value, often a long call, need not be walked
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(
+                    st, (ast.AugAssign, ast.AnnAssign)) else []
+                got = frozenset().union(*map(_bound_names, targets))
+            else:
+                got = _bound_names(st)
+            self._bound[id(st)] = got
         return name in got
+
+    def _text(self, st: ast.stmt) -> bytes | None:
+        """The ASCII source lines of statement ``st`` (decorators included), or None: no lines kept, or non-ASCII
+        text (identifiers are NFKC-normalised, so a name may be spelled another way there)."""
+        if not self._raw:
+            return None
+        first = min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))])
+        text = b"".join(self._raw[first - 1:st.end_lineno or st.lineno])
+        return text if text.isascii() else None
 
     def type_comment(self, line: int) -> str | None:
         """The ``# type: X`` comment of the assignment at ``line`` (PEP 484's annotation for older code)."""

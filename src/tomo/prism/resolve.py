@@ -88,10 +88,18 @@ class Resolver:
         self._member: dict[tuple[str, str], str | None] = {}
         self._fixture: dict[tuple[int, str, str | None], Value] = {}
         self._stack: set[tuple[Any, ...]] = set()
+        # cycle guards met so far, the stack's and those of the memos filled in place (mro, agreeing locals,
+        # fixtures): a value computed without meeting one depends on nothing but what was asked
+        self._cuts = 0
+        self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
+        self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
+        self._star: dict[tuple[int, str], Value] = {}  # (file, name) -> what it is where no scope binds it
+        self._free: dict[tuple[int, str], Value] = {}  # (file, receiver) -> its type, read outside every function
+        self._outside: dict[tuple[int, str, str], bool] = {}  # (file, function, name) -> bound only at module level
         self._agree: dict[tuple[int, str, str], Value] = {}
         self._decorated: dict[str, Value] = {}
         self._receiver: dict[tuple[int, str, str, int], Value] = {}
-        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], Value] = {}
+        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]] = {}
         self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
         self._builtin_fixtures: dict[str, set[str]] | None = None
         self._sources: dict[int, Source] = {}
@@ -176,8 +184,10 @@ class Resolver:
     def mro(self, cls: str) -> list[str]:
         got = self._mro.get(cls)
         if got is not None:
+            self._cuts += ("mro", cls) in self._pending
             return got
         self._mro[cls] = [cls]  # cycle guard
+        self._pending.add(("mro", cls))
         out = [cls]
         d = self.definition(cls)
         if d is not None and d[3] == "class":
@@ -191,6 +201,7 @@ class Resolver:
                             if b not in out:
                                 out.append(b)
         self._mro[cls] = out
+        self._pending.discard(("mro", cls))
         return out
 
     def has_unknown_base(self, cls: str) -> bool:
@@ -290,6 +301,8 @@ class Resolver:
                         reached = self._reaching(fid, s, name, entries, line) if first and (
                             agreed is None or agreed[0] == "union") else None
                         return self._binding(fid, s, name, reached, line) if reached is not None else agreed
+                    if not first and kind == "module":
+                        return self._outer_binding(fid, s, name, entries)
                     if first or len(entries) == 1:
                         return self._binding(fid, s, name, _pick(entries, line), line)
                     return self._enclosing_binding(fid, s, name, entries, line)
@@ -298,16 +311,52 @@ class Resolver:
                 break
             parent = parents.get(s)  # (the module's name only when needed: this loop runs for every name read)
             s = parent if parent is not None else self.module_name(fid)
+        return self._unbound(fid, name)
+
+    def _unbound(self, fid: int, name: str) -> Value:
+        """A name no scope of the file binds: from a star import, else a builtin type, else unknown. The same from
+        every line and scope of the file, so remembered per file and name (as :meth:`_outer_binding` is)."""
+        key = (fid, name)
+        if key in self._star:
+            return self._star[key]
+        cuts = self._cuts
         module = self.module_name(fid)
         # star imports: only what each module exports, and when two provide the name (the later one wins at run
         # time, the earlier one for code between them) it is known only if they agree
-        found = {self.attribute(("mod", e[2]), name) for e in info.binds(module).get("*", ())
+        found = {self.attribute(("mod", e[2]), name) for e in self.info(fid).binds(module).get("*", ())
                  if self._star_exports(e[2], name)} - {None}
+        got: Value = None
         if found:
-            return found.pop() if len(found) == 1 else None
-        if name in _BUILTIN_TYPES:
-            return ("builtin", name)
-        return None
+            got = found.pop() if len(found) == 1 else None
+        elif name in _BUILTIN_TYPES:
+            got = ("builtin", name)
+        if self._cuts == cuts:
+            self._star[key] = got
+        return got
+
+    def _cut(self) -> bool:
+        """Count a depth limit met (as a cycle guard is): a value computed past one is not remembered for others."""
+        self._cuts += 1
+        return True
+
+    def _outer_binding(self, fid: int, module: str, name: str, entries: list[tuple[Any, ...]]) -> Value:
+        """A module-level name read from inside a function or class, remembered per file and name.
+
+        It is the same wherever it is read from (a function runs after the module, see
+        :meth:`_enclosing_binding`: no line matters), and a wide query reads the same few names (a test module's
+        models, ``Book`` of ``Book.objects``) from hundreds of functions of one file, each time through the import
+        to the module that defines it. Kept only when computing it met no cycle guard: then it depends on nothing
+        that was being computed around it, and reading it again would give the same.
+        """
+        key = (fid, name)
+        if key in self._outer:
+            return self._outer[key]
+        cuts = self._cuts
+        got = (self._binding(fid, module, name, entries[0], 0) if len(entries) == 1
+               else self._enclosing_binding(fid, module, name, entries, 0))
+        if self._cuts == cuts:
+            self._outer[key] = got
+        return got
 
     def is_bound(self, fid: int, scope: str, name: str) -> bool:
         """Whether ``name`` has any binding visible from ``scope`` (whatever its value): what a rename would shadow."""
@@ -350,9 +399,13 @@ class Resolver:
         key = (fid, scope, name)
         if key not in self._agree:
             self._agree[key] = None  # a cycle (`x = x.next()`) proves nothing
+            self._pending.add(("agree", key))
             types = {self.type_of(self._binding(fid, scope, name, e, e[0])) for e in entries}
             self._agree[key] = (None if None in types else
                                 ("same",) if len(types) == 1 else ("union", tuple(sorted(types, key=repr))))
+            self._pending.discard(("agree", key))
+        elif ("agree", key) in self._pending:
+            self._cuts += 1
         got = self._agree[key]
         if got is None:
             return None
@@ -511,6 +564,7 @@ class Resolver:
         if key in self._memo:
             return self._memo[key]
         if key in self._stack or self.root is None:
+            self._cuts += key in self._stack
             return None
         d = self.definition(scope)
         info = self.info(fid)
@@ -559,6 +613,7 @@ class Resolver:
             return None
         key = ("callsites", scope, name)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -641,6 +696,13 @@ class Resolver:
             self._sources[fid] = got
         return got
 
+    def source_lines(self) -> Iterator[tuple[str, list[bytes]]]:
+        """(path, lines with their breaks) of each file this resolver read the source of, for a caller that quotes
+        lines of the same files: splitting a file again costs as much as reading it."""
+        for fid, src in self._sources.items():
+            if src.lines:
+                yield self.file(fid)[0], src.lines
+
     def long_receiver(self, fid: int, line: int, col: int, name: str) -> str | None:
         """The receiver of attribute ``name`` at ``line``:``col`` read from the source, for one the index keeps as
         "?" (too long to store)."""
@@ -660,6 +722,7 @@ class Resolver:
             return None
         key = ("origin", fid, name, line)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -733,7 +796,7 @@ class Resolver:
 
     def _declared(self, fid: int, scope: str, text: str, line: int, depth: int) -> tuple[int, str, str] | None:
         """(file, scope, annotation) that declares the type of expression ``text``, when one does."""
-        if depth > _MAX_DEPTH or not text:
+        if (depth > _MAX_DEPTH and self._cut()) or not text:
             return None
         ops = _parse(text)
         if not ops and text.endswith("]"):
@@ -806,7 +869,7 @@ class Resolver:
     # ("val", value): a value, nothing more. None: unknown.
 
     def _shape(self, fid: int, scope: str, text: str, line: int, depth: int) -> Any:
-        if depth > _MAX_DEPTH or not text or text == "?":
+        if not text or text == "?" or (depth > _MAX_DEPTH and self._cut()):
             return None
         if text[0] in "([{":
             lit = literal_items(text)
@@ -863,7 +926,7 @@ class Resolver:
 
     def _item(self, shape: Any, depth: int) -> Any:
         """The shape of what iterating ``shape`` gives."""
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -891,7 +954,7 @@ class Resolver:
 
     def _component(self, shape: Any, i: int, depth: int) -> Any:
         """The shape of element ``i`` when ``shape`` is unpacked (``a, b = shape``)."""
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -909,7 +972,7 @@ class Resolver:
         return self._item(shape, depth + 1)  # unpacking iterates: `(a,) = items`
 
     def _shape_value(self, shape: Any, depth: int) -> Value:
-        if shape is None or depth > _MAX_DEPTH:
+        if shape is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         tag = shape[0]
         if tag == "ann":
@@ -939,8 +1002,10 @@ class Resolver:
         cls = self._enclosing_class(fid, scope) if scope else None
         key = (fid, name, cls)
         if key in self._fixture:
+            self._cuts += ("fixture", key) in self._pending
             return self._fixture[key]
         self._fixture[key] = None
+        self._pending.add(("fixture", key))
         path = self.file(fid)[0]
         dirs = path.split("/")[:-1]
         candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
@@ -962,6 +1027,7 @@ class Resolver:
         provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
         value = self.returns(provider, fixture=True) if provider else None
         self._fixture[key] = value
+        self._pending.discard(("fixture", key))
         return value
 
     def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
@@ -999,12 +1065,60 @@ class Resolver:
         key = (fid, scope, recv, line)
         if key in self._receiver:
             return self._receiver[key]
-        got = self._receiver[key] = self.type_of(self.eval(fid, scope, recv, line))
+        free = self._read_outside(fid, scope, recv)
+        if free is not None and free in self._free:
+            got = self._free[free]
+        else:
+            cuts = self._cuts
+            got = self.type_of(self.eval(fid, scope, recv, line))
+            if free is not None and self._cuts == cuts:
+                self._free[free] = got
+        self._receiver[key] = got
         return got
+
+    def _read_outside(self, fid: int, scope: str, recv: str) -> tuple[int, str] | None:
+        """(file, receiver) when receiver ``recv`` in function ``scope`` has the same type from every line of every
+        function of the file, else None.
+
+        So it is when its head name is bound in no function (nor class) scope around: then the head is the
+        module's binding or a star import's (:meth:`_outer_binding`, :meth:`_unbound`), and what follows depends
+        on the head's value alone. ``Book.objects`` is read in hundreds of test methods of one file. Left out: the
+        forms whose evaluation reads the line or scope (``super()``, a subscript, ``staticmethod(...)``,
+        ``partial(...)``).
+        """
+        info = self.info(fid)
+        if info.kinds.get(scope) not in ("function", "method") or "[" in recv or recv.startswith(
+                ("staticmethod", "classmethod", "partial", "functools.partial")):
+            return None
+        ops = _parse(recv)
+        if not ops or ops[0][1] == "super":
+            return None
+        head = ops[0][1]
+        key = (fid, scope, head)
+        outside = self._outside.get(key)
+        if outside is None:
+            outside = self._outside[key] = self._unbound_around(info, fid, scope, head)
+        return (fid, recv) if outside else None
+
+    def _unbound_around(self, info: FileInfo, fid: int, scope: str, name: str) -> bool:
+        """Whether :meth:`lookup` of ``name`` from function ``scope`` finds no binding before the module's (it
+        walks the same scopes: class bodies skipped, a ``global`` name read from the module)."""
+        if name in info.get("globals", {}).get(scope, ()):
+            return True
+        s: str | None = scope
+        while s is not None:
+            kind = info.kinds.get(s, "module")
+            if kind == "module":
+                return True
+            if (s == scope or kind != "class") and info.entries(s, name):
+                return False
+            parent = info.parents.get(s)
+            s = parent if parent is not None else self.module_name(fid)
+        return True
 
     def eval(self, fid: int, scope: str, text: str | None, line: int, depth: int = 0) -> Value:
         """Evaluate a simple expression (dotted names, calls, ``super()``) to a value; anything else is unknown."""
-        if not text or text == "?" or depth > _MAX_DEPTH:
+        if not text or text == "?" or (depth > _MAX_DEPTH and self._cut()):
             return None
         # (the prefix tests first: the regular expressions cost more than most of an evaluation)
         wrapped = _METHOD_WRAPPER.fullmatch(text) if text.startswith(("staticmethod", "classmethod")) else None
@@ -1022,6 +1136,7 @@ class Resolver:
             return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
         if key in self._stack:
+            self._cuts += 1
             return None
         self._stack.add(key)
         try:
@@ -1057,14 +1172,24 @@ class Resolver:
             value = self.lookup(fid, scope, head[1], line)
             if value is not None and value[0] == "def" and self.info(fid).kinds.get(scope) == "class":
                 value = self._class_body_value(fid, scope, value, line)
-        if depth == 0 and len(self._stack) == 1 and rest:
-            # evaluated for its own sake (a receiver): what follows the head depends on the head's value alone,
-            # and `Book.objects` is read in hundreds of places of one query
-            key = (value, rest)
-            if key not in self._chain:
-                self._chain[key] = self._apply(fid, value, rest, depth)
-            return self._chain[key]
-        return self._apply(fid, value, rest, depth)
+        if not rest:
+            return self._apply(fid, value, rest, depth)
+        # what follows the head depends on the head's value alone, and `Book.objects...` is read in hundreds of
+        # places of one query: remembered as (value, the depth it was computed at, whether it met no cycle guard
+        # nor depth limit). A receiver evaluated for its own sake (depth 0, only its own guard up) takes whatever
+        # is kept; a nested evaluation takes only a value that met none, computed at its depth or deeper (from
+        # less deep, the limit would be met no sooner: the same value)
+        top = depth == 0 and len(self._stack) == 1
+        key = (value, rest)
+        kept = self._chain.get(key)
+        if kept is not None and (top or (kept[2] and depth <= kept[1])):
+            return kept[0]
+        cuts = self._cuts
+        got = self._apply(fid, value, rest, depth)
+        clean = self._cuts == cuts
+        if (top and kept is None) or (clean and (kept is None or (kept[2] and depth > kept[1]))):
+            self._chain[key] = (got, depth, clean)
+        return got
 
     def _apply(self, fid: int, value: Value, rest: tuple[tuple[str, str], ...], depth: int) -> Value:
         for op, arg in rest:
@@ -1110,7 +1235,7 @@ class Resolver:
 
     def type_of(self, value: Value, depth: int = 0) -> Value:
         """Turn a binding into what it holds: a variable into its assigned/annotated value."""
-        if value is None or depth > _MAX_DEPTH:
+        if value is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         if value[0] == "prop":
             return self.returns(value[1], depth=depth + 1)
@@ -1219,6 +1344,7 @@ class Resolver:
                 if entries:
                     key = ("attr", module, attr)
                     if key in self._stack:
+                        self._cuts += 1
                         return None
                     self._stack.add(key)
                     try:
@@ -1267,7 +1393,7 @@ class Resolver:
         return None
 
     def call(self, value: Value, depth: int) -> Value:
-        if value is None or depth > _MAX_DEPTH:
+        if value is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         if value[0] == "partial":
             return self.call(value[1], depth + 1)
@@ -1306,6 +1432,7 @@ class Resolver:
             return self._decorated[q]
         key = ("decorated", q)
         if key in self._stack or depth > _MAX_DEPTH:
+            self._cuts += 1
             return None
         d = self.definition(q)
         if d is None:
@@ -1438,7 +1565,7 @@ class Resolver:
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
-        if d is None or depth > _MAX_DEPTH:
+        if d is None or (depth > _MAX_DEPTH and self._cut()):
             return None
         fid, parent, data = d[0], d[7], d[8]
         decs = data.get("decorators", ())
@@ -1729,9 +1856,16 @@ def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
     return best if best is not None else min(entries, key=lambda e: e[0])
 
 
+_WORD_RUN = re.compile(r"\w+")  # str.isalnum() or "_", character for character (the same Unicode test)
+_BRACKET = re.compile(r"[()\[\]{}]")
+
+
 @functools.lru_cache(maxsize=65536)
 def _parse(text: str) -> tuple[tuple[str, str], ...]:
-    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape."""
+    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape.
+
+    Names and brackets are found with regular expressions rather than character by character: a query parses a
+    thousand receiver and value texts, most of them calls whose arguments hold no bracket to count."""
     ops: list[tuple[str, str]] = []
     i, n = 0, len(text)
     expect_name = True
@@ -1741,13 +1875,11 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
             if c == " " and ops:
                 i += 1
                 continue
-            j = i
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            if j == i or text[i].isdigit():
+            m = _WORD_RUN.match(text, i)
+            if m is None or c.isdigit():
                 return ()
-            ops.append(("name" if not ops else "attr", text[i:j]))
-            i = j
+            ops.append(("name" if not ops else "attr", m.group()))
+            i = m.end()
             expect_name = False
         elif c == ".":
             expect_name = True
@@ -1755,17 +1887,16 @@ def _parse(text: str) -> tuple[tuple[str, str], ...]:
         elif c == " " and ops:
             i += 1  # a chain over several lines, `b.add_eq()\n .add_order()`, is stored `b.add_eq() .add_order()`
         elif c in "([":
-            close = ")" if c == "(" else "]"
-            level, j = 0, i
-            while j < n:
-                if text[j] in "([{":
+            level, j = 0, n
+            for b in _BRACKET.finditer(text, i):
+                if b.group() in "([{":
                     level += 1
-                elif text[j] in ")]}":
+                else:
                     level -= 1
                     if level == 0:
+                        j = b.start()
                         break
-                j += 1
-            if j >= n or text[j] != close:
+            if j >= n or text[j] != (")" if c == "(" else "]"):
                 return ()
             ops.append(("call" if c == "(" else "sub", ""))
             i = j + 1

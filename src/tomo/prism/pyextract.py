@@ -29,12 +29,17 @@ ALL = 32  # a string inside ``__all__``
 KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
+_end_byte = operator.attrgetter("end_byte")
 _span = operator.attrgetter("start_byte", "end_byte")
+_end_start = operator.attrgetter("end_byte", "start_byte")
+
 # capture kinds whose order cannot change a fact (each node sets a flag or a key of its own, or the step that reads
 # them sorts what it keeps), so they are not sorted here; identifiers are sorted by _references, by start only
-_ORDERLESS = frozenset({"id", "attr.name", "call", "kwpat", "str"})
+_ORDERLESS = frozenset({"id", "attr", "call", "kwpat", "str"})
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
+# bytes that can end an expression right before `.name` (no blank, no line continuation, no non-ASCII letter)
+_EXPR_END = frozenset(range(33, 127)) - {ord("\\")}
 _NEWLINE = re.compile(rb"\n")
 _IDENT_BYTES = re.compile(rb"[A-Za-z_][\w.:]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -46,10 +51,9 @@ _QUERY = """
 (decorated_definition) @decorated
 (import_statement) @import
 (import_from_statement) @import
-(attribute attribute: (identifier) @attr.name)
+(attribute attribute: (identifier)) @attr
 (keyword_argument name: (identifier) @kwarg)
-(call function: (identifier) @call)
-(call function: (attribute attribute: (identifier) @call))
+(call function: [(identifier) (attribute)] @call)
 (assignment) @asg
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
@@ -153,8 +157,10 @@ class _File:
     reference depends on every binding found before it.
     """
 
-    def __init__(self, src: bytes, module: str, is_pkg: bool, caps: dict[str, list[Node]]) -> None:
+    def __init__(self, src: bytes, module: str, is_pkg: bool, caps: dict[str, list[Node]],
+                 has_error: bool = False) -> None:
         self.src = src
+        self.has_error = has_error  # the tree has error nodes: read nothing from the text that a node would say
         self.module = module
         self.is_pkg = is_pkg
         self.caps = caps
@@ -177,7 +183,8 @@ class _File:
         self.binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
         self.skip_ids: set[int] = set()  # identifier start bytes that are not references (bindings handled elsewhere)
         self.ref_flags: dict[int, int] = {}  # extra flags for identifiers
-        self.ref_recv: dict[int, str] = {}
+        self.attr_start: dict[int, int] = {}  # an attribute's end byte (its name's) -> its start byte (its receiver's)
+        self.call_ends: set[int] = set()  # where a callee ends: the identifier ending there is called
         self.extra_refs: list[ExtraRef] = []
         self.all_names: list[str] | None = None
         self.lambdas: list[tuple[int, int, set[str]]] = []
@@ -210,12 +217,14 @@ def captures(tree: Tree) -> dict[str, list[Node]]:
     """Every capture of the one query, each kind's nodes in source order.
 
     QueryCursor.captures does not return a kind's nodes in a stable order (it varies from run to run): in source
-    order, the first of two definitions wins every time and the rows are the same on every index.
+    order, the first of two definitions wins every time and the rows are the same on every index. The start byte
+    alone orders them (an int key sorts at twice the speed of a pair): no two nodes of one kind start at the same
+    byte (each kind is statements, identifiers or the disjoint children of one node).
     """
     caps = QueryCursor(_setup()[1]).captures(tree.root_node)
     for kind, nodes in caps.items():
         if kind not in _ORDERLESS:
-            nodes.sort(key=_span)
+            nodes.sort(key=_start_byte)
     return caps
 
 
@@ -228,8 +237,8 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 def facts(src: bytes, module: str, is_pkg: bool, tree: Tree, caps: dict[str, list[Node]]) -> dict[str, Any]:
     """The facts of a parsed file from its captures (:func:`extract` in steps, so the indexer can time each)."""
     root = tree.root_node
-    fx = _File(src, module, is_pkg, caps)
-    error = _first_error(root) if root.has_error else None
+    fx = _File(src, module, is_pkg, caps, root.has_error)
+    error = _first_error(root) if fx.has_error else None
     _scopes(fx)
     _decorators(fx)
     _def_bindings(fx)
@@ -467,19 +476,34 @@ def _imports(fx: _File) -> None:
 
 
 def _attributes(fx: _File) -> None:
-    """An attribute name's receiver text (``a.b.c``: ``c`` is read on ``a.b``)."""
-    src, ref_recv = fx.src, fx.ref_recv
-    for a in fx.caps.get("attr.name", []):
-        r = a.prev_named_sibling
-        if r is None:
-            ref_recv[a.start_byte] = "?"
-            continue
-        s, e = r.start_byte, r.end_byte
-        if e - s <= MAX_TEXT:  # _value's common case, inline: this runs for every attribute of the file
-            t = src[s:e].decode("utf-8", "replace")
-            ref_recv[a.start_byte] = (" ".join(t.split()) if "\n" in t else t) or "?"
-        else:
-            ref_recv[a.start_byte] = _value(src, r) or "?"
+    """Where each attribute starts, by where it ends: _references reads an attribute name's receiver from there.
+
+    The query captures the attribute nodes, not their names: every name is an identifier that _references sees
+    anyway, and an attribute ends where its name ends. Its receiver (``a.b.c``: ``c`` is read on ``a.b``) is the
+    attribute's text up to the dot before the name; asking the name node for its previous sibling instead walks
+    the tree down from the root, a microsecond on each of the thousands of attributes of a file.
+    """
+    fx.attr_start = dict(map(_end_start, fx.caps.get("attr", [])))
+
+
+def _receiver(fx: _File, name: Node, start: int | None) -> str | None:
+    """The receiver text of ``name`` when the source text alone cannot give it (see _references); None when
+    ``name`` is no attribute's name.
+
+    That is when something else than the dot comes between the receiver and the name (a blank, a comment, a line
+    break), when the receiver is too long to keep whole (a long call keeps its callee), and in a tree with errors,
+    where an error node may be the previous sibling or end the attribute: then the nodes are asked.
+    """
+    if fx.has_error:
+        p = name.parent
+        if p is None or p.type != "attribute" or p.child_by_field_name("attribute") != name:
+            return None
+    elif start is None:
+        return None
+    r = name.prev_named_sibling
+    if r is None:
+        return "?"
+    return _value(fx.src, r) or "?"
 
 
 def _keyword_arguments(fx: _File) -> None:
@@ -499,11 +523,22 @@ def _keyword_arguments(fx: _File) -> None:
 
 
 def _calls(fx: _File) -> None:
-    """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag."""
-    ref_flags = fx.ref_flags
-    for n in fx.caps.get("call", []):  # the callee's identifier: `f` in `f()`, `g` in `x.g()`
-        b = n.start_byte
-        ref_flags[b] = ref_flags.get(b, 0) | CALL
+    """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag: _references gives it to the identifier
+    that ends where a callee ends.
+
+    The query captures the identifier and attribute callees in one pattern; in a tree without errors an
+    attribute ends with its name, so no node is asked anything but where it ends (with errors, an error node
+    may come last: the name is asked for).
+    """
+    callees = fx.caps.get("call", [])
+    if not fx.has_error:
+        fx.call_ends = set(map(_end_byte, callees))
+        return
+    for n in callees:
+        if n.type == "attribute":
+            n = n.child_by_field_name("attribute")  # type: ignore[assignment]
+        if n is not None and n.type == "identifier":
+            fx.call_ends.add(n.end_byte)
 
 
 def _assignments(fx: _File) -> None:
@@ -709,7 +744,10 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
     scope, the scope and the line change only when the sweep crosses a segment's or a line's end.
     """
     src, lines, scope_names = fx.src, fx.lines, fx.scope_names
-    skip_ids, ref_flags, ref_recv, name_scope = fx.skip_ids, fx.ref_flags, fx.ref_recv, fx.name_scope
+    skip_ids, ref_flags, name_scope, attr_start = fx.skip_ids, fx.ref_flags, fx.name_scope, fx.attr_start
+    has_error = fx.has_error  # then every identifier is asked whether it is an attribute's name (see _receiver)
+    expr_end = _EXPR_END
+    call_ends = fx.call_ends
     lambdas = fx.lambdas
     lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
 
@@ -746,9 +784,17 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
         b = n.start_byte
         if b in skip_ids:
             continue
-        name = text[b : n.end_byte] if text is not None else src[b : n.end_byte].decode("utf-8", "replace")
-        recv = ref_recv.get(b)
-        if recv is None and (name == "self" or name == "cls") and b not in ref_flags:
+        e = n.end_byte
+        name = text[b:e] if text is not None else src[b:e].decode("utf-8", "replace")
+        start = attr_start.get(e)  # the attribute whose name this is
+        recv: str | None
+        if start is not None and b - start <= MAX_TEXT + 1 and src[b - 1] == 46 and src[b - 2] in expr_end \
+                and not has_error:  # `recv.name`, nothing between the receiver, the dot ("." is 46) and the name
+            t = src[start : b - 1].decode("utf-8", "replace")
+            recv = (" ".join(t.split()) if "\n" in t else t) or "?"
+        else:
+            recv = None if start is None and not has_error else _receiver(fx, n, start)
+        if recv is None and (name == "self" or name == "cls") and b not in ref_flags and e not in call_ends:
             continue  # the receiver parameter itself: by far the most common name, never a reference
         if b >= seg_end:
             k = bisect_right(seg_starts, b)
@@ -756,6 +802,8 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             seg_end = seg_starts[k] if k < len(seg_starts) else never
         scope = si
         flags = ref_flags.get(b, 0)
+        if e in call_ends:
+            flags |= CALL
         if flags & DEF and b in name_scope:
             scope = sidx[name_scope[b]]  # a def/class name is bound in the enclosing scope
         if lambda_names:
@@ -787,8 +835,8 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             refs[name] = [occ]
         else:
             got.append(occ)
-    for name, line, col, sq, recv, flags in fx.extra_refs:
-        refs.setdefault(name, []).append((line, col, sidx.get(sq, 0), recv, flags))
+    for name, line, col, sq, xrecv, flags in fx.extra_refs:
+        refs.setdefault(name, []).append((line, col, sidx.get(sq, 0), xrecv, flags))
     return refs
 
 

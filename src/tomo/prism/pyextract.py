@@ -76,15 +76,43 @@ _QUERY = """
 (identifier) @id
 """
 
-_lang: Language | None = None
+_lang = Language(tsp.language())
 _parser: Parser | None = None
 _query: Query | None = None
 
 
+def _field_id(name: str) -> int:
+    fid = _lang.field_id_for_name(name)
+    if fid is None:
+        raise LookupError(f"the Python grammar has no field {name!r}")
+    return fid
+
+
+class _F:
+    """The grammar's field ids: child_by_field_id skips the lookup of the field's name (a string compare per field
+    of the grammar) that child_by_field_name makes on each of its hundreds of thousands of calls in an index."""
+
+    alias = _field_id("alias")
+    arguments = _field_id("arguments")
+    attribute = _field_id("attribute")
+    body = _field_id("body")
+    consequence = _field_id("consequence")
+    definition = _field_id("definition")
+    function = _field_id("function")
+    left = _field_id("left")
+    module_name = _field_id("module_name")
+    name = _field_id("name")
+    object = _field_id("object")
+    parameters = _field_id("parameters")
+    return_type = _field_id("return_type")
+    right = _field_id("right")
+    superclasses = _field_id("superclasses")
+    type = _field_id("type")
+
+
 def _setup() -> tuple[Parser, Query]:
-    global _lang, _parser, _query
+    global _parser, _query
     if _parser is None or _query is None:
-        _lang = Language(tsp.language())
         _parser = Parser(_lang)
         _query = Query(_lang, _QUERY)  # one query, one traversal: captures for every fact at once
     return _parser, _query
@@ -111,7 +139,7 @@ def _value(src: bytes, node: Node | None) -> str | None:
     if node.end_byte - node.start_byte <= MAX_TEXT:
         return _short(src, node)
     if node.type == "call":
-        fn = _short(src, node.child_by_field_name("function"))
+        fn = _short(src, node.child_by_field_id(_F.function))
         return f"{fn}()" if fn and fn != "?" else "?"
     return "?"
 
@@ -277,7 +305,7 @@ def _scopes(fx: _File) -> None:
             stack.pop()
         parent = stack[-1][2] if stack else module
         pkind = kind_of_scope[parent]
-        name_node = node.child_by_field_name("name")
+        name_node = node.child_by_field_id(_F.name)
         name = _text(src, name_node) if name_node else "?"
         q = f"{parent}.{name}" if parent else name
         if q in seen_q:  # redefinition (e.g. property setter, if/else defs): keep qualnames unique
@@ -294,7 +322,7 @@ def _scopes(fx: _File) -> None:
         fx.parent_of_scope[q] = parent
         data: dict[str, Any] = {}
         if kind == "class":
-            sup = node.child_by_field_name("superclasses")
+            sup = node.child_by_field_id(_F.superclasses)
             bases = []
             if sup is not None:
                 for ch in sup.named_children:
@@ -304,7 +332,7 @@ def _scopes(fx: _File) -> None:
                             bases.append(t)
             data["bases"] = bases
         else:
-            rt = node.child_by_field_name("return_type")
+            rt = node.child_by_field_id(_F.return_type)
             if rt is not None:
                 data["ret"] = _short(src, rt)
         if name_node is not None:
@@ -348,7 +376,7 @@ def _decorators(fx: _File) -> None:
     """Decorator texts on their definition's data; pytest fixtures by the name they provide."""
     src = fx.src
     for n in fx.caps.get("decorated", []):
-        target = n.child_by_field_name("definition")
+        target = n.child_by_field_id(_F.definition)
         if target is None:
             continue
         dq = fx.scope_of_node.get(target.start_byte)
@@ -376,7 +404,7 @@ def _parameters(fx: _File) -> None:
     src = fx.src
     for n in fx.caps.get("func", []):
         q = fx.scope_of_node[n.start_byte]
-        params = n.child_by_field_name("parameters")
+        params = n.child_by_field_id(_F.parameters)
         if params is None:
             continue
         idx = 0
@@ -389,13 +417,13 @@ def _parameters(fx: _File) -> None:
                 nm = p
             elif t in ("typed_parameter",):
                 nm = p.named_children[0] if p.named_children else None
-                ann = _short(src, p.child_by_field_name("type"))
+                ann = _short(src, p.child_by_field_id(_F.type))
                 if nm is not None and nm.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                     ann = "tuple" if nm.type == "list_splat_pattern" else "dict"  # *args / **kwargs
                     nm = nm.named_children[0] if nm.named_children else None
             elif t in ("default_parameter", "typed_default_parameter"):
-                nm = p.child_by_field_name("name")
-                ann = _short(src, p.child_by_field_name("type"))
+                nm = p.child_by_field_id(_F.name)
+                ann = _short(src, p.child_by_field_id(_F.type))
             elif t in ("list_splat_pattern", "dictionary_splat_pattern"):
                 nm = p.named_children[0] if p.named_children else None
                 ann = "tuple" if t == "list_splat_pattern" else "dict"  # *args / **kwargs
@@ -421,8 +449,8 @@ def _imports(fx: _File) -> None:
         if n.type == "import_statement":
             for ch in n.named_children:
                 if ch.type == "aliased_import":
-                    dn = ch.child_by_field_name("name")
-                    alias = ch.child_by_field_name("alias")
+                    dn = ch.child_by_field_id(_F.name)
+                    alias = ch.child_by_field_id(_F.alias)
                     if dn is None or alias is None:
                         continue
                     mod = _text(src, dn)
@@ -435,7 +463,7 @@ def _imports(fx: _File) -> None:
                     fx.bind(scope, first, line, "module", first)
                     _modpath_refs(src, ch, "", scope, extra_refs, skip_ids, col_of)
         else:
-            mn = n.child_by_field_name("module_name")
+            mn = n.child_by_field_id(_F.module_name)
             if mn is None:
                 continue
             if mn.type == "relative_import":
@@ -454,8 +482,8 @@ def _imports(fx: _File) -> None:
                 _modpath_refs(src, mn, "", scope, extra_refs, skip_ids, col_of)
             for ch in n.children_by_field_name("name"):
                 if ch.type == "aliased_import":
-                    dn = ch.child_by_field_name("name")
-                    alias = ch.child_by_field_name("alias")
+                    dn = ch.child_by_field_id(_F.name)
+                    alias = ch.child_by_field_id(_F.alias)
                     if dn is None or alias is None:
                         continue
                     local = _text(src, alias)
@@ -496,7 +524,7 @@ def _receiver(fx: _File, name: Node, start: int | None) -> str | None:
     """
     if fx.has_error:
         p = name.parent
-        if p is None or p.type != "attribute" or p.child_by_field_name("attribute") != name:
+        if p is None or p.type != "attribute" or p.child_by_field_id(_F.attribute) != name:
             return None
     elif start is None:
         return None
@@ -517,7 +545,7 @@ def _keyword_arguments(fx: _File) -> None:
         call = args.parent if args is not None and args.type == "argument_list" else None
         if call is not None and call.type == "call":
             # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
-            callee = _short(src, call.child_by_field_name("function"))
+            callee = _short(src, call.child_by_field_id(_F.function))
             fx.extra_refs.append((_text(src, n), n.start_point[0] + 1, fx.col_of(n), fx.scope_at(n.start_byte),
                                   callee or "?", KWARG))
 
@@ -536,7 +564,7 @@ def _calls(fx: _File) -> None:
         return
     for n in callees:
         if n.type == "attribute":
-            n = n.child_by_field_name("attribute")  # type: ignore[assignment]
+            n = n.child_by_field_id(_F.attribute)  # type: ignore[assignment]
         if n is not None and n.type == "identifier":
             fx.call_ends.add(n.end_byte)
 
@@ -545,14 +573,14 @@ def _assignments(fx: _File) -> None:
     """``x = v`` binds x (a module/class variable is also a def); ``self.a = v`` in a method defines an attribute."""
     src, defs, def_index, ref_flags = fx.src, fx.defs, fx.def_index, fx.ref_flags
     for n in fx.caps.get("asg", []):
-        left = n.child_by_field_name("left")
+        left = n.child_by_field_id(_F.left)
         if left is None:
             continue
         scope = fx.scope_at(n.start_byte)
-        right = n.child_by_field_name("right")
+        right = n.child_by_field_id(_F.right)
         while right is not None and right.type == "assignment":  # `ib = attr = attrib`: every target gets the value
-            right = right.child_by_field_name("right")
-        typ = n.child_by_field_name("type")
+            right = right.child_by_field_id(_F.right)
+        typ = n.child_by_field_id(_F.type)
         line = n.start_point[0] + 1
         rtext = _value(src, right)
         ttext = _short(src, typ)
@@ -573,8 +601,8 @@ def _assignments(fx: _File) -> None:
                     # a literal list, never changed (no `+=`, `.extend`, concatenation): else exports are unknown
                     fx.all_names = [_text(src, s).strip("'\"") for s in right.named_children]
         elif left.type == "attribute":
-            obj = left.child_by_field_name("object")
-            attr = left.child_by_field_name("attribute")
+            obj = left.child_by_field_id(_F.object)
+            attr = left.child_by_field_id(_F.attribute)
             if obj is not None and attr is not None and obj.type == "identifier" and skind == "method":
                 oname = _text(src, obj)
                 plist2: list[str] = def_index[scope][7].get("params") or []
@@ -617,12 +645,12 @@ def _lambdas(fx: _File) -> None:
     """Lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)."""
     src = fx.src
     for n in fx.caps.get("lambda", []):
-        params, body = n.child_by_field_name("parameters"), n.child_by_field_name("body")
+        params, body = n.child_by_field_id(_F.parameters), n.child_by_field_id(_F.body)
         if params is None or body is None:
             continue
         lnames: set[str] = set()
         for p in params.named_children:
-            nm = p.child_by_field_name("name") if p.type == "default_parameter" else \
+            nm = p.child_by_field_id(_F.name) if p.type == "default_parameter" else \
                 p.named_children[0] if p.type in ("list_splat_pattern", "dictionary_splat_pattern") \
                 and p.named_children else p
             if nm is not None and nm.type == "identifier":
@@ -672,16 +700,16 @@ def _narrowing(fx: _File) -> None:
     """``if isinstance(x, T):`` narrows x in its body; ``assert isinstance(x, T)`` to the end of the scope."""
     src = fx.src
     for c in fx.caps.get("nar.call", []):
-        f = c.child_by_field_name("function")
+        f = c.child_by_field_id(_F.function)
         if f is None or _text(src, f) != "isinstance":
             continue
-        args = c.child_by_field_name("arguments")
+        args = c.child_by_field_id(_F.arguments)
         if args is None or len(args.named_children) < 2:
             continue
         var, typ = args.named_children[0], args.named_children[1]
         scope = fx.scope_at(c.start_byte)
         cp = c.parent
-        body = cp.child_by_field_name("consequence") if cp is not None and cp.type == "if_statement" else None
+        body = cp.child_by_field_id(_F.consequence) if cp is not None and cp.type == "if_statement" else None
         if body is not None:
             start, end = body.start_point[0] + 1, body.end_point[0] + 1
         else:  # assert isinstance(...): narrows to the end of the scope
@@ -712,11 +740,11 @@ def _strings(fx: _File) -> None:
             if ptype == "argument_list":
                 ppp = pp.parent
                 if ppp is not None and ppp.type == "call":
-                    ctx = _short(src, ppp.child_by_field_name("function")) or ""
+                    ctx = _short(src, ppp.child_by_field_id(_F.function)) or ""
             elif ptype in ("list", "tuple"):
                 ppp = pp.parent
                 if ppp is not None and ppp.type == "assignment":
-                    left = ppp.child_by_field_name("left")
+                    left = ppp.child_by_field_id(_F.left)
                     if left is not None and _text(src, left) == "__all__":
                         flags |= ALL
         row, base_col = n.start_point
@@ -730,7 +758,7 @@ def _strings(fx: _File) -> None:
 
 def _body_starts(fx: _File) -> None:
     for n in fx.caps.get("func", []):
-        body = n.child_by_field_name("body")
+        body = n.child_by_field_id(_F.body)
         if body is not None:
             fx.body_start[fx.scope_of_node[n.start_byte]] = body.start_byte
 
@@ -873,15 +901,15 @@ def _decorator(src: bytes, node: Node) -> str:
     text = _short(src, node) or ""
     if text != "?" or node.type != "call":
         return text
-    fn = _short(src, node.child_by_field_name("function"))
-    args = node.child_by_field_name("arguments")
+    fn = _short(src, node.child_by_field_id(_F.function))
+    args = node.child_by_field_id(_F.arguments)
     if not fn or fn == "?" or args is None or args.type != "argument_list":
         return "?"
     kept: list[str] = []
     positional = 0
     for a in args.named_children:
         if a.type == "keyword_argument":
-            k = a.child_by_field_name("name")
+            k = a.child_by_field_id(_F.name)
             if k is None or _text(src, k) not in _KEPT_KEYWORDS:
                 continue
         elif a.type in ("comment",):

@@ -29,12 +29,17 @@ ALL = 32  # a string inside ``__all__``
 KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
+_end_byte = operator.attrgetter("end_byte")
 _span = operator.attrgetter("start_byte", "end_byte")
+_end_start = operator.attrgetter("end_byte", "start_byte")
+
 # capture kinds whose order cannot change a fact (each node sets a flag or a key of its own, or the step that reads
 # them sorts what it keeps), so they are not sorted here; identifiers are sorted by _references, by start only
-_ORDERLESS = frozenset({"id", "attr.name", "call", "kwpat", "str"})
+_ORDERLESS = frozenset({"id", "attr", "call", "kwpat", "str"})
 MAX_TEXT = 160  # receiver / value texts longer than this are stored as "?" (never resolvable anyway)
 _BUILTINS = frozenset(dir(builtins))
+# bytes that can end an expression right before `.name` (no blank, no line continuation, no non-ASCII letter)
+_EXPR_END = frozenset(range(33, 127)) - {ord("\\")}
 _NEWLINE = re.compile(rb"\n")
 _IDENT_BYTES = re.compile(rb"[A-Za-z_][\w.:]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -46,10 +51,9 @@ _QUERY = """
 (decorated_definition) @decorated
 (import_statement) @import
 (import_from_statement) @import
-(attribute attribute: (identifier) @attr.name)
+(attribute attribute: (identifier)) @attr
 (keyword_argument name: (identifier) @kwarg)
-(call function: (identifier) @call)
-(call function: (attribute attribute: (identifier) @call))
+(call function: [(identifier) (attribute)] @call)
 (assignment) @asg
 (augmented_assignment left: (_) @bind)
 (for_statement left: (_) @bind)
@@ -72,15 +76,43 @@ _QUERY = """
 (identifier) @id
 """
 
-_lang: Language | None = None
+_lang = Language(tsp.language())
 _parser: Parser | None = None
 _query: Query | None = None
 
 
+def _field_id(name: str) -> int:
+    fid = _lang.field_id_for_name(name)
+    if fid is None:
+        raise LookupError(f"the Python grammar has no field {name!r}")
+    return fid
+
+
+class _F:
+    """The grammar's field ids: child_by_field_id skips the lookup of the field's name (a string compare per field
+    of the grammar) that child_by_field_name makes on each of its hundreds of thousands of calls in an index."""
+
+    alias = _field_id("alias")
+    arguments = _field_id("arguments")
+    attribute = _field_id("attribute")
+    body = _field_id("body")
+    consequence = _field_id("consequence")
+    definition = _field_id("definition")
+    function = _field_id("function")
+    left = _field_id("left")
+    module_name = _field_id("module_name")
+    name = _field_id("name")
+    object = _field_id("object")
+    parameters = _field_id("parameters")
+    return_type = _field_id("return_type")
+    right = _field_id("right")
+    superclasses = _field_id("superclasses")
+    type = _field_id("type")
+
+
 def _setup() -> tuple[Parser, Query]:
-    global _lang, _parser, _query
+    global _parser, _query
     if _parser is None or _query is None:
-        _lang = Language(tsp.language())
         _parser = Parser(_lang)
         _query = Query(_lang, _QUERY)  # one query, one traversal: captures for every fact at once
     return _parser, _query
@@ -107,7 +139,7 @@ def _value(src: bytes, node: Node | None) -> str | None:
     if node.end_byte - node.start_byte <= MAX_TEXT:
         return _short(src, node)
     if node.type == "call":
-        fn = _short(src, node.child_by_field_name("function"))
+        fn = _short(src, node.child_by_field_id(_F.function))
         return f"{fn}()" if fn and fn != "?" else "?"
     return "?"
 
@@ -153,8 +185,10 @@ class _File:
     reference depends on every binding found before it.
     """
 
-    def __init__(self, src: bytes, module: str, is_pkg: bool, caps: dict[str, list[Node]]) -> None:
+    def __init__(self, src: bytes, module: str, is_pkg: bool, caps: dict[str, list[Node]],
+                 has_error: bool = False) -> None:
         self.src = src
+        self.has_error = has_error  # the tree has error nodes: read nothing from the text that a node would say
         self.module = module
         self.is_pkg = is_pkg
         self.caps = caps
@@ -177,7 +211,8 @@ class _File:
         self.binds: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
         self.skip_ids: set[int] = set()  # identifier start bytes that are not references (bindings handled elsewhere)
         self.ref_flags: dict[int, int] = {}  # extra flags for identifiers
-        self.ref_recv: dict[int, str] = {}
+        self.attr_start: dict[int, int] = {}  # an attribute's end byte (its name's) -> its start byte (its receiver's)
+        self.call_ends: set[int] = set()  # where a callee ends: the identifier ending there is called
         self.extra_refs: list[ExtraRef] = []
         self.all_names: list[str] | None = None
         self.lambdas: list[tuple[int, int, set[str]]] = []
@@ -210,12 +245,14 @@ def captures(tree: Tree) -> dict[str, list[Node]]:
     """Every capture of the one query, each kind's nodes in source order.
 
     QueryCursor.captures does not return a kind's nodes in a stable order (it varies from run to run): in source
-    order, the first of two definitions wins every time and the rows are the same on every index.
+    order, the first of two definitions wins every time and the rows are the same on every index. The start byte
+    alone orders them (an int key sorts at twice the speed of a pair): no two nodes of one kind start at the same
+    byte (each kind is statements, identifiers or the disjoint children of one node).
     """
     caps = QueryCursor(_setup()[1]).captures(tree.root_node)
     for kind, nodes in caps.items():
         if kind not in _ORDERLESS:
-            nodes.sort(key=_span)
+            nodes.sort(key=_start_byte)
     return caps
 
 
@@ -228,8 +265,8 @@ def extract(src: bytes, module: str, is_pkg: bool, path: str) -> dict[str, Any]:
 def facts(src: bytes, module: str, is_pkg: bool, tree: Tree, caps: dict[str, list[Node]]) -> dict[str, Any]:
     """The facts of a parsed file from its captures (:func:`extract` in steps, so the indexer can time each)."""
     root = tree.root_node
-    fx = _File(src, module, is_pkg, caps)
-    error = _first_error(root) if root.has_error else None
+    fx = _File(src, module, is_pkg, caps, root.has_error)
+    error = _first_error(root) if fx.has_error else None
     _scopes(fx)
     _decorators(fx)
     _def_bindings(fx)
@@ -268,7 +305,7 @@ def _scopes(fx: _File) -> None:
             stack.pop()
         parent = stack[-1][2] if stack else module
         pkind = kind_of_scope[parent]
-        name_node = node.child_by_field_name("name")
+        name_node = node.child_by_field_id(_F.name)
         name = _text(src, name_node) if name_node else "?"
         q = f"{parent}.{name}" if parent else name
         if q in seen_q:  # redefinition (e.g. property setter, if/else defs): keep qualnames unique
@@ -285,7 +322,7 @@ def _scopes(fx: _File) -> None:
         fx.parent_of_scope[q] = parent
         data: dict[str, Any] = {}
         if kind == "class":
-            sup = node.child_by_field_name("superclasses")
+            sup = node.child_by_field_id(_F.superclasses)
             bases = []
             if sup is not None:
                 for ch in sup.named_children:
@@ -295,7 +332,7 @@ def _scopes(fx: _File) -> None:
                             bases.append(t)
             data["bases"] = bases
         else:
-            rt = node.child_by_field_name("return_type")
+            rt = node.child_by_field_id(_F.return_type)
             if rt is not None:
                 data["ret"] = _short(src, rt)
         if name_node is not None:
@@ -339,7 +376,7 @@ def _decorators(fx: _File) -> None:
     """Decorator texts on their definition's data; pytest fixtures by the name they provide."""
     src = fx.src
     for n in fx.caps.get("decorated", []):
-        target = n.child_by_field_name("definition")
+        target = n.child_by_field_id(_F.definition)
         if target is None:
             continue
         dq = fx.scope_of_node.get(target.start_byte)
@@ -367,7 +404,7 @@ def _parameters(fx: _File) -> None:
     src = fx.src
     for n in fx.caps.get("func", []):
         q = fx.scope_of_node[n.start_byte]
-        params = n.child_by_field_name("parameters")
+        params = n.child_by_field_id(_F.parameters)
         if params is None:
             continue
         idx = 0
@@ -380,13 +417,13 @@ def _parameters(fx: _File) -> None:
                 nm = p
             elif t in ("typed_parameter",):
                 nm = p.named_children[0] if p.named_children else None
-                ann = _short(src, p.child_by_field_name("type"))
+                ann = _short(src, p.child_by_field_id(_F.type))
                 if nm is not None and nm.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                     ann = "tuple" if nm.type == "list_splat_pattern" else "dict"  # *args / **kwargs
                     nm = nm.named_children[0] if nm.named_children else None
             elif t in ("default_parameter", "typed_default_parameter"):
-                nm = p.child_by_field_name("name")
-                ann = _short(src, p.child_by_field_name("type"))
+                nm = p.child_by_field_id(_F.name)
+                ann = _short(src, p.child_by_field_id(_F.type))
             elif t in ("list_splat_pattern", "dictionary_splat_pattern"):
                 nm = p.named_children[0] if p.named_children else None
                 ann = "tuple" if t == "list_splat_pattern" else "dict"  # *args / **kwargs
@@ -412,8 +449,8 @@ def _imports(fx: _File) -> None:
         if n.type == "import_statement":
             for ch in n.named_children:
                 if ch.type == "aliased_import":
-                    dn = ch.child_by_field_name("name")
-                    alias = ch.child_by_field_name("alias")
+                    dn = ch.child_by_field_id(_F.name)
+                    alias = ch.child_by_field_id(_F.alias)
                     if dn is None or alias is None:
                         continue
                     mod = _text(src, dn)
@@ -426,7 +463,7 @@ def _imports(fx: _File) -> None:
                     fx.bind(scope, first, line, "module", first)
                     _modpath_refs(src, ch, "", scope, extra_refs, skip_ids, col_of)
         else:
-            mn = n.child_by_field_name("module_name")
+            mn = n.child_by_field_id(_F.module_name)
             if mn is None:
                 continue
             if mn.type == "relative_import":
@@ -445,8 +482,8 @@ def _imports(fx: _File) -> None:
                 _modpath_refs(src, mn, "", scope, extra_refs, skip_ids, col_of)
             for ch in n.children_by_field_name("name"):
                 if ch.type == "aliased_import":
-                    dn = ch.child_by_field_name("name")
-                    alias = ch.child_by_field_name("alias")
+                    dn = ch.child_by_field_id(_F.name)
+                    alias = ch.child_by_field_id(_F.alias)
                     if dn is None or alias is None:
                         continue
                     local = _text(src, alias)
@@ -467,19 +504,34 @@ def _imports(fx: _File) -> None:
 
 
 def _attributes(fx: _File) -> None:
-    """An attribute name's receiver text (``a.b.c``: ``c`` is read on ``a.b``)."""
-    src, ref_recv = fx.src, fx.ref_recv
-    for a in fx.caps.get("attr.name", []):
-        r = a.prev_named_sibling
-        if r is None:
-            ref_recv[a.start_byte] = "?"
-            continue
-        s, e = r.start_byte, r.end_byte
-        if e - s <= MAX_TEXT:  # _value's common case, inline: this runs for every attribute of the file
-            t = src[s:e].decode("utf-8", "replace")
-            ref_recv[a.start_byte] = (" ".join(t.split()) if "\n" in t else t) or "?"
-        else:
-            ref_recv[a.start_byte] = _value(src, r) or "?"
+    """Where each attribute starts, by where it ends: _references reads an attribute name's receiver from there.
+
+    The query captures the attribute nodes, not their names: every name is an identifier that _references sees
+    anyway, and an attribute ends where its name ends. Its receiver (``a.b.c``: ``c`` is read on ``a.b``) is the
+    attribute's text up to the dot before the name; asking the name node for its previous sibling instead walks
+    the tree down from the root, a microsecond on each of the thousands of attributes of a file.
+    """
+    fx.attr_start = dict(map(_end_start, fx.caps.get("attr", [])))
+
+
+def _receiver(fx: _File, name: Node, start: int | None) -> str | None:
+    """The receiver text of ``name`` when the source text alone cannot give it (see _references); None when
+    ``name`` is no attribute's name.
+
+    That is when something else than the dot comes between the receiver and the name (a blank, a comment, a line
+    break), when the receiver is too long to keep whole (a long call keeps its callee), and in a tree with errors,
+    where an error node may be the previous sibling or end the attribute: then the nodes are asked.
+    """
+    if fx.has_error:
+        p = name.parent
+        if p is None or p.type != "attribute" or p.child_by_field_id(_F.attribute) != name:
+            return None
+    elif start is None:
+        return None
+    r = name.prev_named_sibling
+    if r is None:
+        return "?"
+    return _value(fx.src, r) or "?"
 
 
 def _keyword_arguments(fx: _File) -> None:
@@ -493,31 +545,42 @@ def _keyword_arguments(fx: _File) -> None:
         call = args.parent if args is not None and args.type == "argument_list" else None
         if call is not None and call.type == "call":
             # `Line(qty=2)`: names a field when the callee is a class; recv is the callee's text
-            callee = _short(src, call.child_by_field_name("function"))
+            callee = _short(src, call.child_by_field_id(_F.function))
             fx.extra_refs.append((_text(src, n), n.start_point[0] + 1, fx.col_of(n), fx.scope_at(n.start_byte),
                                   callee or "?", KWARG))
 
 
 def _calls(fx: _File) -> None:
-    """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag."""
-    ref_flags = fx.ref_flags
-    for n in fx.caps.get("call", []):  # the callee's identifier: `f` in `f()`, `g` in `x.g()`
-        b = n.start_byte
-        ref_flags[b] = ref_flags.get(b, 0) | CALL
+    """The callee's name (``f(...)``, ``x.f(...)``) gets the CALL flag: _references gives it to the identifier
+    that ends where a callee ends.
+
+    The query captures the identifier and attribute callees in one pattern; in a tree without errors an
+    attribute ends with its name, so no node is asked anything but where it ends (with errors, an error node
+    may come last: the name is asked for).
+    """
+    callees = fx.caps.get("call", [])
+    if not fx.has_error:
+        fx.call_ends = set(map(_end_byte, callees))
+        return
+    for n in callees:
+        if n.type == "attribute":
+            n = n.child_by_field_id(_F.attribute)  # type: ignore[assignment]
+        if n is not None and n.type == "identifier":
+            fx.call_ends.add(n.end_byte)
 
 
 def _assignments(fx: _File) -> None:
     """``x = v`` binds x (a module/class variable is also a def); ``self.a = v`` in a method defines an attribute."""
     src, defs, def_index, ref_flags = fx.src, fx.defs, fx.def_index, fx.ref_flags
     for n in fx.caps.get("asg", []):
-        left = n.child_by_field_name("left")
+        left = n.child_by_field_id(_F.left)
         if left is None:
             continue
         scope = fx.scope_at(n.start_byte)
-        right = n.child_by_field_name("right")
+        right = n.child_by_field_id(_F.right)
         while right is not None and right.type == "assignment":  # `ib = attr = attrib`: every target gets the value
-            right = right.child_by_field_name("right")
-        typ = n.child_by_field_name("type")
+            right = right.child_by_field_id(_F.right)
+        typ = n.child_by_field_id(_F.type)
         line = n.start_point[0] + 1
         rtext = _value(src, right)
         ttext = _short(src, typ)
@@ -538,8 +601,8 @@ def _assignments(fx: _File) -> None:
                     # a literal list, never changed (no `+=`, `.extend`, concatenation): else exports are unknown
                     fx.all_names = [_text(src, s).strip("'\"") for s in right.named_children]
         elif left.type == "attribute":
-            obj = left.child_by_field_name("object")
-            attr = left.child_by_field_name("attribute")
+            obj = left.child_by_field_id(_F.object)
+            attr = left.child_by_field_id(_F.attribute)
             if obj is not None and attr is not None and obj.type == "identifier" and skind == "method":
                 oname = _text(src, obj)
                 plist2: list[str] = def_index[scope][7].get("params") or []
@@ -582,12 +645,12 @@ def _lambdas(fx: _File) -> None:
     """Lambda parameters: local to the lambda's body (a lambda is no scope of its own in this model)."""
     src = fx.src
     for n in fx.caps.get("lambda", []):
-        params, body = n.child_by_field_name("parameters"), n.child_by_field_name("body")
+        params, body = n.child_by_field_id(_F.parameters), n.child_by_field_id(_F.body)
         if params is None or body is None:
             continue
         lnames: set[str] = set()
         for p in params.named_children:
-            nm = p.child_by_field_name("name") if p.type == "default_parameter" else \
+            nm = p.child_by_field_id(_F.name) if p.type == "default_parameter" else \
                 p.named_children[0] if p.type in ("list_splat_pattern", "dictionary_splat_pattern") \
                 and p.named_children else p
             if nm is not None and nm.type == "identifier":
@@ -637,16 +700,16 @@ def _narrowing(fx: _File) -> None:
     """``if isinstance(x, T):`` narrows x in its body; ``assert isinstance(x, T)`` to the end of the scope."""
     src = fx.src
     for c in fx.caps.get("nar.call", []):
-        f = c.child_by_field_name("function")
+        f = c.child_by_field_id(_F.function)
         if f is None or _text(src, f) != "isinstance":
             continue
-        args = c.child_by_field_name("arguments")
+        args = c.child_by_field_id(_F.arguments)
         if args is None or len(args.named_children) < 2:
             continue
         var, typ = args.named_children[0], args.named_children[1]
         scope = fx.scope_at(c.start_byte)
         cp = c.parent
-        body = cp.child_by_field_name("consequence") if cp is not None and cp.type == "if_statement" else None
+        body = cp.child_by_field_id(_F.consequence) if cp is not None and cp.type == "if_statement" else None
         if body is not None:
             start, end = body.start_point[0] + 1, body.end_point[0] + 1
         else:  # assert isinstance(...): narrows to the end of the scope
@@ -677,11 +740,11 @@ def _strings(fx: _File) -> None:
             if ptype == "argument_list":
                 ppp = pp.parent
                 if ppp is not None and ppp.type == "call":
-                    ctx = _short(src, ppp.child_by_field_name("function")) or ""
+                    ctx = _short(src, ppp.child_by_field_id(_F.function)) or ""
             elif ptype in ("list", "tuple"):
                 ppp = pp.parent
                 if ppp is not None and ppp.type == "assignment":
-                    left = ppp.child_by_field_name("left")
+                    left = ppp.child_by_field_id(_F.left)
                     if left is not None and _text(src, left) == "__all__":
                         flags |= ALL
         row, base_col = n.start_point
@@ -695,7 +758,7 @@ def _strings(fx: _File) -> None:
 
 def _body_starts(fx: _File) -> None:
     for n in fx.caps.get("func", []):
-        body = n.child_by_field_name("body")
+        body = n.child_by_field_id(_F.body)
         if body is not None:
             fx.body_start[fx.scope_of_node[n.start_byte]] = body.start_byte
 
@@ -709,7 +772,10 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
     scope, the scope and the line change only when the sweep crosses a segment's or a line's end.
     """
     src, lines, scope_names = fx.src, fx.lines, fx.scope_names
-    skip_ids, ref_flags, ref_recv, name_scope = fx.skip_ids, fx.ref_flags, fx.ref_recv, fx.name_scope
+    skip_ids, ref_flags, name_scope, attr_start = fx.skip_ids, fx.ref_flags, fx.name_scope, fx.attr_start
+    has_error = fx.has_error  # then every identifier is asked whether it is an attribute's name (see _receiver)
+    expr_end = _EXPR_END
+    call_ends = fx.call_ends
     lambdas = fx.lambdas
     lambda_names = set().union(*(ln[2] for ln in lambdas)) if lambdas else set()
 
@@ -746,9 +812,17 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
         b = n.start_byte
         if b in skip_ids:
             continue
-        name = text[b : n.end_byte] if text is not None else src[b : n.end_byte].decode("utf-8", "replace")
-        recv = ref_recv.get(b)
-        if recv is None and (name == "self" or name == "cls") and b not in ref_flags:
+        e = n.end_byte
+        name = text[b:e] if text is not None else src[b:e].decode("utf-8", "replace")
+        start = attr_start.get(e)  # the attribute whose name this is
+        recv: str | None
+        if start is not None and b - start <= MAX_TEXT + 1 and src[b - 1] == 46 and src[b - 2] in expr_end \
+                and not has_error:  # `recv.name`, nothing between the receiver, the dot ("." is 46) and the name
+            t = src[start : b - 1].decode("utf-8", "replace")
+            recv = (" ".join(t.split()) if "\n" in t else t) or "?"
+        else:
+            recv = None if start is None and not has_error else _receiver(fx, n, start)
+        if recv is None and (name == "self" or name == "cls") and b not in ref_flags and e not in call_ends:
             continue  # the receiver parameter itself: by far the most common name, never a reference
         if b >= seg_end:
             k = bisect_right(seg_starts, b)
@@ -756,6 +830,8 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             seg_end = seg_starts[k] if k < len(seg_starts) else never
         scope = si
         flags = ref_flags.get(b, 0)
+        if e in call_ends:
+            flags |= CALL
         if flags & DEF and b in name_scope:
             scope = sidx[name_scope[b]]  # a def/class name is bound in the enclosing scope
         if lambda_names:
@@ -787,8 +863,8 @@ def _references(fx: _File) -> dict[str, list[tuple[Any, ...]]]:
             refs[name] = [occ]
         else:
             got.append(occ)
-    for name, line, col, sq, recv, flags in fx.extra_refs:
-        refs.setdefault(name, []).append((line, col, sidx.get(sq, 0), recv, flags))
+    for name, line, col, sq, xrecv, flags in fx.extra_refs:
+        refs.setdefault(name, []).append((line, col, sidx.get(sq, 0), xrecv, flags))
     return refs
 
 
@@ -825,15 +901,15 @@ def _decorator(src: bytes, node: Node) -> str:
     text = _short(src, node) or ""
     if text != "?" or node.type != "call":
         return text
-    fn = _short(src, node.child_by_field_name("function"))
-    args = node.child_by_field_name("arguments")
+    fn = _short(src, node.child_by_field_id(_F.function))
+    args = node.child_by_field_id(_F.arguments)
     if not fn or fn == "?" or args is None or args.type != "argument_list":
         return "?"
     kept: list[str] = []
     positional = 0
     for a in args.named_children:
         if a.type == "keyword_argument":
-            k = a.child_by_field_name("name")
+            k = a.child_by_field_id(_F.name)
             if k is None or _text(src, k) not in _KEPT_KEYWORDS:
                 continue
         elif a.type in ("comment",):

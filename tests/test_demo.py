@@ -27,3 +27,12 @@ def test_demo_json(run_tomo) -> None:
     (scene,) = json.loads(done.stdout)
     assert scene["changed"] == ["shop/lines.py", "shop/orders.py", "shop/report.py", "tests/test_lines.py"]
     assert scene["verify"]["passed"] is True and scene["refused"] == ["grep"]
+
+
+def test_demo_in_a_pipe_keeps_each_line_whole(run_tomo) -> None:
+    """An 80-column pipe (a log, an agent's shell) gets the next command to run on one line, ready to copy."""
+    done = run_tomo("demo", "--no-scene2", "--no-oi", env={"COLUMNS": "80", "OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    hint = ('  tomo assist "rename OrderLine.total to subtotal everywhere" --model ollama:qwen2.5-coder:7b --root DIR'
+            ' --apply --verify "python -m pytest -q"')
+    assert hint in done.stdout.splitlines()

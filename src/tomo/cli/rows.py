@@ -40,6 +40,17 @@ def stdout_console() -> Console:
     return Console(soft_wrap=plain_stdout())
 
 
+def verb_console(*, stderr: bool = False) -> Console:
+    """A rich console for a verb that draws its own output (a demo, a run, a team job). On a terminal it lays text
+    out to the window; to a pipe or a file each line stays whole (soft wrap), where rich would cut a long command,
+    path or error at the 80th column."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 def say(line: str) -> None:
     """Print one line of tomo's own words (no markup; outside text in it is shown as text)."""
     if plain_stdout():

@@ -18,7 +18,7 @@ import functools
 import marshal
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -316,22 +316,28 @@ class Resolver:
     def _unbound(self, fid: int, name: str) -> Value:
         """A name no scope of the file binds: from a star import, else a builtin type, else unknown. The same from
         every line and scope of the file, so remembered per file and name (as :meth:`_outer_binding` is)."""
-        key = (fid, name)
-        if key in self._star:
-            return self._star[key]
-        cuts = self._cuts
-        module = self.module_name(fid)
+        return self._clean_memo(self._star, (fid, name), self._star_or_builtin, fid, name)
+
+    def _star_or_builtin(self, fid: int, name: str) -> Value:
         # star imports: only what each module exports, and when two provide the name (the later one wins at run
         # time, the earlier one for code between them) it is known only if they agree
-        found = {self.attribute(("mod", e[2]), name) for e in self.info(fid).binds(module).get("*", ())
+        found = {self.attribute(("mod", e[2]), name) for e in self.info(fid).binds(self.module_name(fid)).get("*", ())
                  if self._star_exports(e[2], name)} - {None}
-        got: Value = None
         if found:
-            got = found.pop() if len(found) == 1 else None
-        elif name in _BUILTIN_TYPES:
-            got = ("builtin", name)
+            return found.pop() if len(found) == 1 else None
+        return ("builtin", name) if name in _BUILTIN_TYPES else None
+
+    def _clean_memo(self, memo: dict[Any, Value], key: Any, compute: Callable[..., Value], *args: Any) -> Value:
+        """``memo[key]``, else ``compute(*args)``, kept in ``memo`` only when computing it met no cycle guard and no
+        depth limit (:attr:`_cuts` did not move): then it depends on nothing that was being computed around it, and
+        computing it again from anywhere would give the same. (Arguments, not a closure: this runs for every name
+        and receiver a wide query reads.)"""
+        if key in memo:
+            return memo[key]
+        cuts = self._cuts
+        got = compute(*args)
         if self._cuts == cuts:
-            self._star[key] = got
+            memo[key] = got
         return got
 
     def _cut(self) -> bool:
@@ -345,18 +351,11 @@ class Resolver:
         It is the same wherever it is read from (a function runs after the module, see
         :meth:`_enclosing_binding`: no line matters), and a wide query reads the same few names (a test module's
         models, ``Book`` of ``Book.objects``) from hundreds of functions of one file, each time through the import
-        to the module that defines it. Kept only when computing it met no cycle guard: then it depends on nothing
-        that was being computed around it, and reading it again would give the same.
+        to the module that defines it (kept under :meth:`_clean_memo`'s rule).
         """
-        key = (fid, name)
-        if key in self._outer:
-            return self._outer[key]
-        cuts = self._cuts
-        got = (self._binding(fid, module, name, entries[0], 0) if len(entries) == 1
-               else self._enclosing_binding(fid, module, name, entries, 0))
-        if self._cuts == cuts:
-            self._outer[key] = got
-        return got
+        if len(entries) == 1:
+            return self._clean_memo(self._outer, (fid, name), self._binding, fid, module, name, entries[0], 0)
+        return self._clean_memo(self._outer, (fid, name), self._enclosing_binding, fid, module, name, entries, 0)
 
     def is_bound(self, fid: int, scope: str, name: str) -> bool:
         """Whether ``name`` has any binding visible from ``scope`` (whatever its value): what a rename would shadow."""
@@ -1065,16 +1064,13 @@ class Resolver:
         key = (fid, scope, recv, line)
         if key in self._receiver:
             return self._receiver[key]
-        free = self._read_outside(fid, scope, recv)
-        if free is not None and free in self._free:
-            got = self._free[free]
-        else:
-            cuts = self._cuts
-            got = self.type_of(self.eval(fid, scope, recv, line))
-            if free is not None and self._cuts == cuts:
-                self._free[free] = got
-        self._receiver[key] = got
+        free = self._read_outside(fid, scope, recv)  # the same type on every line of the file: kept per file
+        got = self._receiver[key] = (self._typed(fid, scope, recv, line) if free is None
+                                     else self._clean_memo(self._free, free, self._typed, fid, scope, recv, line))
         return got
+
+    def _typed(self, fid: int, scope: str, text: str, line: int) -> Value:
+        return self.type_of(self.eval(fid, scope, text, line))
 
     def _read_outside(self, fid: int, scope: str, recv: str) -> tuple[int, str] | None:
         """(file, receiver) when receiver ``recv`` in function ``scope`` has the same type from every line of every

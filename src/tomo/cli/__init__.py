@@ -163,11 +163,9 @@ def version() -> None:
 
 @functools.cache
 def _err_console() -> Console:
-    from rich.console import Console
+    from tomo.cli.rows import rich_console  # (here: rows imports this module)
 
-    console = Console(stderr=True)
-    console.soft_wrap = not console.is_terminal  # captured stderr gets each error whole, not cut at 80 columns
-    return console
+    return rich_console(stderr=True)
 
 
 def __getattr__(name: str) -> Any:

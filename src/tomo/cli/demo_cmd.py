@@ -15,7 +15,7 @@ from rich.console import Console
 from tomo.assist import AssistOptions
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
-from tomo.cli.rows import verb_console
+from tomo.cli.rows import rich_console
 from tomo.cli.safe import esc, text
 from tomo.demo import REAL_MODEL_HINT, DemoRun, example_project, run_demo
 from tomo.demo.oi_scene import OiDemoRun
@@ -33,7 +33,7 @@ def demo(
                                                             "(on by default; in --json only with --oi)."),
 ) -> None:
     """Rename across a bundled example project with a scripted model, verify with its tests (no network, no key)."""
-    console = verb_console()
+    console = rich_console(highlight=False)
     workdir = Path(tempfile.mkdtemp(prefix="tomo-demo-"))
     try:
         if as_json:

@@ -31,24 +31,20 @@ Cell = str | tuple[str, str]  # a cell's text, or (text, style) with a style of 
 _SGR = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "bold": "1"}  # the styles plain text keeps
 
 
-@functools.cache
-def stdout_console() -> Console:
-    """The rich console of stdout, made on first use. Listings and :func:`say` never need it in a pipe; where a verb
-    prints rich text anyway, a pipe gets each line whole (soft wrap: rich would cut it at 80 columns)."""
+def rich_console(*, stderr: bool = False, highlight: bool = True) -> Console:
+    """A rich console for stdout or stderr. On a terminal it lays text out to the window; to a pipe or a file each
+    line stays whole (soft wrap), where rich would cut a long command, path or error at the 80th column."""
     from rich.console import Console
 
-    return Console(soft_wrap=plain_stdout())
-
-
-def verb_console(*, stderr: bool = False) -> Console:
-    """A rich console for a verb that draws its own output (a demo, a run, a team job). On a terminal it lays text
-    out to the window; to a pipe or a file each line stays whole (soft wrap), where rich would cut a long command,
-    path or error at the 80th column."""
-    from rich.console import Console
-
-    console = Console(stderr=stderr, highlight=False)
+    console = Console(stderr=stderr, highlight=highlight)
     console.soft_wrap = not console.is_terminal
     return console
+
+
+@functools.cache
+def stdout_console() -> Console:
+    """The rich console of stdout, made on first use: listings and :func:`say` never need it in a pipe."""
+    return rich_console()
 
 
 def say(line: str) -> None:

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from tomo.cli import app, report_error
 from tomo.cli.render import RichSink
-from tomo.cli.rows import verb_console
+from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
 from tomo.cli.safe import visible
 from tomo.errors import ConfigError, TomoError
@@ -106,7 +106,7 @@ def run_cmd(
 
     Exits 0 when verified, 3 when a gate stayed unsatisfied, 1 on an error, 130 on Ctrl-C.
     """
-    console = verb_console(stderr=as_json)
+    console = rich_console(stderr=as_json, highlight=False)
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
                       timeout, context, as_json, transcript, console)

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from tomo.agents import load_agents
 from tomo.cli import app
-from tomo.cli.rows import verb_console
+from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
 from tomo.cli.team_render import TeamProgress, jobs_table, render_job
 from tomo.config import load_settings
@@ -86,7 +86,7 @@ def _finish(console: Console, result: JobResult, as_json: bool) -> None:
         if result.output is not None and not result.noop:
             console.print(shown(result.output))  # the team's answer: shown, never obeyed
         style = "green" if result.status == "complete" else "bold red"
-        err = verb_console(stderr=True)
+        err = rich_console(stderr=True, highlight=False)
         err.print(Text(result.message, style=style), soft_wrap=True)
         err.print(Text(f"{result.record.total_tokens:,} tokens ({result.record.input_tokens:,} in, "
                        f"{result.record.output_tokens:,} out); `tomo team show {result.job_id}` for every worker",
@@ -111,7 +111,7 @@ def _execute(team: Team, backend: str, graph: TaskGraph | None, request: str | N
         if team.store.graph_of(job_id) is not None:
             team.store.job_finished(job_id, status="incomplete",
                                     reason=f"interrupted (Ctrl-C); `tomo team resume {job_id}` continues it")
-        verb_console(stderr=True).print(
+        rich_console(stderr=True, highlight=False).print(
             Text(f"interrupted; what finished is kept: `tomo team resume {job_id}` continues the job"),
             soft_wrap=True)
         raise typer.Exit(130) from None
@@ -157,8 +157,8 @@ def run_cmd(
     settings = TeamSettings.from_settings(load_settings(workspace.resolve()))
     graph_stages = parse_stages(stages or settings.stages or DEFAULT_STAGES)
     graph = TaskGraph(job_id or _new_job_id(), graph_stages, budget if budget is not None else settings.budget)
-    console = verb_console()
-    progress = TeamProgress(verb_console(stderr=True)) if not as_json else None
+    console = rich_console(highlight=False)
+    progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
     team = _team(_store(db, workspace), workspace, model, roles, progress, backend, graph_stages)
     if detach:
         import tomo.team.dbos_backend as dbos_backend
@@ -196,7 +196,7 @@ def resume_cmd(
     store = _store(db, workspace)
     stored = store.graph_of(job)
     graph_stages = TaskGraph.from_dict(job, stored).stages if stored else ()
-    progress = TeamProgress(verb_console(stderr=True)) if not as_json else None
+    progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
     team = _team(store, workspace, model, roles, progress, backend, graph_stages)
     team.rechoose = bool(model or roles)  # otherwise each worker keeps the model the job was created with
     try:
@@ -204,7 +204,7 @@ def resume_cmd(
     finally:
         if progress is not None:
             progress.close()
-    _finish(verb_console(), result, as_json)
+    _finish(rich_console(highlight=False), result, as_json)
 
 
 @team_app.command("show")
@@ -225,7 +225,7 @@ def show_cmd(
     if as_json:
         typer.echo(json.dumps(record.to_dict(), indent=2))
         return
-    render_job(verb_console(), record, outputs=not no_outputs)
+    render_job(rich_console(highlight=False), record, outputs=not no_outputs)
 
 
 @team_app.command("list")
@@ -239,7 +239,7 @@ def list_cmd(
     if as_json:
         typer.echo(json.dumps([j.to_dict() for j in jobs], indent=2))
         return
-    verb_console().print(jobs_table(jobs))
+    rich_console(highlight=False).print(jobs_table(jobs))
 
 
 @team_app.command("worker")
@@ -256,7 +256,7 @@ def worker_cmd(
 
     import tomo.team.dbos_backend as dbos_backend
 
-    progress = TeamProgress(verb_console(stderr=True))
+    progress = TeamProgress(rich_console(stderr=True, highlight=False))
     team = _team(_store(db, workspace), workspace, None, None, progress, "dbos")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -30,7 +30,6 @@ KWARG = 64  # a keyword argument's name in a call; recv holds the callee's text
 
 _start_byte = operator.attrgetter("start_byte")
 _end_byte = operator.attrgetter("end_byte")
-_span = operator.attrgetter("start_byte", "end_byte")
 _end_start = operator.attrgetter("end_byte", "start_byte")
 
 # capture kinds whose order cannot change a fact (each node sets a flag or a key of its own, or the step that reads

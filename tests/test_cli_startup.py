@@ -195,7 +195,7 @@ def test_graph_index_in_a_pipe_prints_whole_lines_without_rich(tmp_path: Path) -
 
 
 def test_a_verbs_rich_line_is_whole_in_a_pipe(tmp_path: Path) -> None:
-    """A verb that prints with rich (a query that matches nothing), and an error, keep a long line whole in a pipe."""
+    """A verb's own line (a query that matches nothing) and an error (rich, on stderr) stay whole in a pipe."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "fine.py").write_text("def ok():\n    return 1\n")

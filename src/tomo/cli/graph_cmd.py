@@ -132,14 +132,13 @@ def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part o
                 as_json: bool = JsonOpt,
                 limit: int = typer.Option(50, help="Show at most this many.")) -> None:
     """Find definitions by qualified name, dotted suffix or part of the name."""
-    console = stdout_console()
     with _open(root) as g:
         found = g.find_symbol(query, limit=limit)
     if as_json:
         _dump(found)
         return
     if not found:
-        console.print(f"no symbol matches `{esc(query)}`")
+        say(f"no symbol matches `{query}`")
         raise typer.Exit(1)
     _rows(["symbol", "kind", "location"], [[s.qualname, s.kind, f"{s.path}:{s.line}:{s.col}"] for s in found])
 

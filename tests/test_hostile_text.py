@@ -315,6 +315,20 @@ def test_models_prints_tier_specs_from_tomo_toml_as_text(run_tomo, tmp_path: Pat
         assert shown in out.stdout, (shown, out.stdout)
 
 
+def test_models_in_a_pipe_prints_a_long_spec_and_every_detail_whole(run_tomo, tmp_path: Path) -> None:
+    """A pipe is read by a script or a model: rich laid the tables out at 80 columns and cut a long spec with '…'."""
+    spec = "openai:a-model-name-long-enough-to-pass-eighty-columns@http://127.0.0.1:9/v1/and/a/path/beyond"
+    (tmp_path / "tomo.toml").write_text(f'[tiers]\nfast = "{spec}"\n')
+    out = run_tomo("models", "--timeout", "0.2", cwd=tmp_path,
+                   env={"OLLAMA_HOST": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "",
+                        "TOMO_MODEL": "", "COLUMNS": "80"})
+    lines = out.stdout.splitlines()
+    assert [ln.split() for ln in lines if ln.startswith("fast ")] == [["fast", spec, "tomo.toml", "[tiers]"]], lines
+    assert "…" not in out.stdout
+    anthropic = [ln for ln in lines if ln.startswith("anthropic ")]
+    assert len(anthropic) == 1 and anthropic[0].endswith("not probed: ANTHROPIC_API_KEY is not set"), lines
+
+
 # ---- the helpers themselves ------------------------------------------------------------------------------------
 
 

@@ -109,6 +109,16 @@ def test_cli_text_is_printed_verbatim(repo: Path, run_tomo: Callable[..., Comple
     assert "shop/markup.py" in r.stdout and "ranked in" in r.stderr
 
 
+def test_cli_notes_are_whole_lines_on_a_captured_stderr(repo: Path, tmp_path: Path,
+                                                        run_tomo: Callable[..., CompletedProcess[str]]) -> None:
+    """A missing language server is a note, not a failure; the note names the command whole (rich cut it at 80)."""
+    server = str(tmp_path / "a-language-server-whose-path-alone-passes-the-eightieth-column")
+    r = run_tomo("context-pack", "bold_label is broken", "--root", str(repo), "--lsp", server, env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    notes = [ln for ln in r.stderr.splitlines() if ln.startswith("note: ")]
+    assert len(notes) == 1 and server in notes[0] and "language server not used" in notes[0], r.stderr
+
+
 def test_cli_bad_input_says_what_was_wrong(repo: Path, tmp_path: Path,
                                            run_tomo: Callable[..., CompletedProcess[str]]) -> None:
     r = run_tomo("context-pack", f"@{tmp_path / 'missing.md'}", "--root", str(repo))

@@ -35,3 +35,23 @@ def test_init_users_and_workspaces(tmp_path: Path, run_tomo: Any) -> None:
     people = {u["email"]: u for u in json.loads(listed.stdout)}
     assert people["root@acme.example"]["is_admin"] and people["root@acme.example"]["tenants"] == ["acme"]
     assert people["bob@bolt.example"]["tenants"] == ["bolt"] and not people["bob@bolt.example"]["is_admin"]
+
+
+def test_listings_in_a_pipe_keep_every_column_whole(tmp_path: Path, run_tomo: Any) -> None:
+    """A deep workspace path and a bracketed name come out whole and as text in a pipe (rich cut them at 80)."""
+    db = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    env = {"TOMO_DB": "", "COLUMNS": "80"}
+    init = run_tomo("serve", "--init", "--db", db, "--admin-email", "root@acme.example", "--tenant", "acme", env=env)
+    assert init.returncode == 0, init.stderr
+    deep = tmp_path / ("a-directory-name-long-enough-that-the-path-alone-passes-eighty-columns" * 2) / "shop"
+    deep.mkdir(parents=True)
+    ws = run_tomo("workspaces", "add", str(deep), "--tenant", "acme", "--name", "[bold]shop", "--db", db, env=env)
+    assert ws.returncode == 0, ws.stderr
+    listed = run_tomo("workspaces", "list", "--db", db, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [ln.split() for ln in listed.stdout.splitlines()] == [["tenant", "name", "path"],
+                                                                  ["acme", "[bold]shop", str(deep.resolve())]]
+    users = run_tomo("users", "list", "--db", db, env=env)
+    header, row = users.stdout.splitlines()
+    assert header.split() == ["email", "tenants", "admin", "since"] and row.split()[:3] == ["root@acme.example",
+                                                                                            "acme", "yes"]

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from tomo.assist import AssistOptions, Session, run_sync
 from tomo.assist.engine import Summary
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.cli.rows import rich_console
 from tomo.cli.safe import esc
 from tomo.config import load_settings
 from tomo.errors import ConfigError
@@ -65,7 +65,7 @@ def assist_cmd(
                           hint="pass a file path in an existing directory, e.g. --transcript run.jsonl")
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
                             verify=verify, keep=keep, max_turns=max_turns, stream=not as_json)
-    console = Console(highlight=False)
+    console = rich_console(highlight=False)
     events = ListSink()
     shown: Sink = events if as_json else AssistSink(console)
     sink = TeeSink(shown)

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tomo.cli import app
+from tomo.cli.rows import rich_console
 from tomo.errors import ConfigError
 from tomo.oi.context_pack import DEFAULT_BUDGET, HISTORY_WEIGHT, Weights, build
 
-err = Console(stderr=True)
+err = rich_console(stderr=True)
 
 
 def read_task(arg: str) -> str:

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from tomo.cli import app
 from tomo.cli.render import RichSink, events_from_jsonl, replay
+from tomo.cli.rows import rich_console
 from tomo.errors import ConfigError
 
 
@@ -30,7 +30,7 @@ def replay_cmd(
         for event in events_from_jsonl(transcript):
             typer.echo(json.dumps(event.to_dict(), default=str))
         return
-    sink = RichSink(Console(highlight=False))
+    sink = RichSink(rich_console(highlight=False))
     try:
         replay(transcript, sink)
     finally:

@@ -9,10 +9,9 @@ import json
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from tomo.cli import app
+from tomo.cli.rows import print_rows, rich_console
 from tomo.cli.safe import esc as escape  # markup and control characters: provider details are outside text
 from tomo.config import load_settings
 from tomo.errors import TomoError
@@ -50,27 +49,23 @@ def models(
 
 
 def _render(report: dict[str, Any]) -> None:
-    console = Console()
+    """The report as lines and two tables: rich on a terminal; in a pipe whole lines and plain columns, so a model
+    spec or a provider's detail is never cut at the 80th column."""
+    console = rich_console()
     default = report["default"]
     if default["spec"]:
         console.print(f"[bold]default model[/]  {escape(default['spec'])}  [dim]({escape(default['reason'])})[/]")
     else:
         console.print(f"[bold]default model[/]  [red]none[/]: {escape(default['error'])}")
         console.print(f"[yellow]hint:[/] {escape(default['hint'])}")
-    tiers = Table(title="tiers", title_justify="left", show_edge=False)
-    for column in ("tier", "model", "from"):
-        tiers.add_column(column)
-    for tier, row in report["tiers"].items():
-        tiers.add_row(tier, escape(row["spec"]), escape(row["from"]))
     if report["tiers"]:
-        console.print(tiers)
-    providers = Table(title="providers", title_justify="left", show_edge=False)
-    for column in ("provider", "base URL", "answers", "detail"):
-        providers.add_column(column)
-    for row in report["providers"]:
-        providers.add_row(escape(row["provider"]), escape(row["base_url"]),
-                          "[green]yes[/]" if row["ok"] else "[red]no[/]", escape(row["detail"]))
-    console.print(providers)
+        console.print("[bold]tiers[/]")
+        print_rows(("tier", "model", "from"),
+                   [(tier, row["spec"], row["from"]) for tier, row in report["tiers"].items()], console=console)
+    console.print("[bold]providers[/]")
+    print_rows(("provider", "base URL", "answers", "detail"),
+               [(row["provider"], row["base_url"], ("yes", "green") if row["ok"] else ("no", "red"), row["detail"])
+                for row in report["providers"]], console=console)
     for row in report["providers"]:
         if row.get("spec"):
             console.print(f"[dim]use {escape(row['base_url'])}:[/] --model {escape(row['spec'])}", soft_wrap=True)

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
+from tomo.cli.rows import rich_console
 from tomo.cli.safe import esc, visible
 from tomo.events import (
     AssistantSaid,
@@ -50,7 +51,7 @@ class RichSink:
     """A Sink that draws events with rich. ``close()`` stops the status line (call it when the run ends)."""
 
     def __init__(self, console: Console | None = None, *, show_assistant: bool = True) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or rich_console(highlight=False)
         self.show_assistant = show_assistant
         self._status: Status | None = None
         self._tail = ""

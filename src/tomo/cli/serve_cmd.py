@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from tomo.cli import app
+from tomo.cli.rows import print_rows
 from tomo.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -126,11 +124,9 @@ def users_list(
     if as_json:
         typer.echo(json.dumps([u.to_dict() for u in people], indent=2))
         return
-    table = Table("email", "tenants", "admin", "since", box=None, highlight=False)
-    for user in people:
-        table.add_row(_text(user.email), _text(", ".join(t.name for t in user.tenants)),
-                      "yes" if user.is_admin else "", _day(user.created_at))
-    Console(highlight=False).print(table)
+    print_rows(("email", "tenants", "admin", "since"),
+               [(user.email, ", ".join(t.name for t in user.tenants), "yes" if user.is_admin else "",
+                 _day(user.created_at)) for user in people])
 
 
 @workspaces_app.command("add")
@@ -155,15 +151,7 @@ def workspaces_list(
     if as_json:
         typer.echo(json.dumps([{"tenant": t, **ws.to_dict()} for t, ws in rows], indent=2))
         return
-    table = Table("tenant", "name", "path", box=None, highlight=False)
-    for tenant_name, ws in rows:
-        table.add_row(_text(tenant_name), _text(ws.name), _text(ws.path))
-    Console(highlight=False).print(table)
-
-
-def _text(value: str) -> Text:
-    """Data is text, never rich markup (an email or a path may hold brackets)."""
-    return Text(value)
+    print_rows(("tenant", "name", "path"), [(tenant_name, ws.name, str(ws.path)) for tenant_name, ws in rows])
 
 
 def _day(ts: float) -> str:

@@ -50,6 +50,24 @@ def test_run_show_list_and_resume(tmp_path: Path, run_tomo: Run) -> None:
     assert again.returncode == 0 and "already complete; nothing to resume" in again.stderr
 
 
+def test_show_and_list_in_a_pipe_keep_every_cell_whole(tmp_path: Path, run_tomo: Run) -> None:
+    """A worker's model spec (here a long script path) and the request are printed whole in a pipe; rich laid the
+    tables out at 80 columns and cut or wrapped them."""
+    folder = tmp_path / ("a-folder-whose-name-is-long-enough-to-push-the-spec-past-eighty-columns" * 2)
+    folder.mkdir()
+    request = "add a flag " + "and explain it at length " * 5
+    done = run_tomo("team", request, "--stages", STAGES, "--roles", _roles(folder), "--job-id", "w1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    shown = run_tomo("team", "show", "w1", "--no-outputs", cwd=tmp_path, env={"COLUMNS": "80"})
+    rows = [ln.split() for ln in shown.stdout.splitlines() if "implementer#0" in ln]
+    assert len(rows) == 1 and rows[0][:4] == ["1:build", "implementer#0", f"scripted:{folder / 'implementer.json'}",
+                                              "complete"], shown.stdout
+    listed = run_tomo("team", "list", cwd=tmp_path, env={"COLUMNS": "80"})
+    header, row = listed.stdout.splitlines()
+    assert header.split()[:3] == ["job", "status", "stages"] and row.split()[:3] == ["w1", "complete", "2/2"]
+    assert row.endswith(request.strip()), listed.stdout
+
+
 def test_budget_stop_exits_nonzero_and_names_the_way_on(tmp_path: Path, run_tomo: Run) -> None:
     done = run_tomo("team", "add a flag", "--stages", STAGES, "--roles", _roles(tmp_path), "--job-id", "b1",
                     "--budget", "30", cwd=tmp_path)

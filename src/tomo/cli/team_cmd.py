@@ -19,7 +19,7 @@ from tomo.agents import load_agents
 from tomo.cli import app
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
-from tomo.cli.team_render import TeamProgress, jobs_table, render_job
+from tomo.cli.team_render import TeamProgress, print_jobs, render_job
 from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.store.db import connect, default_url
@@ -239,7 +239,7 @@ def list_cmd(
     if as_json:
         typer.echo(json.dumps([j.to_dict() for j in jobs], indent=2))
         return
-    rich_console(highlight=False).print(jobs_table(jobs))
+    print_jobs(rich_console(highlight=False), jobs)
 
 
 @team_app.command("worker")

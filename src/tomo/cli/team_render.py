@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from tomo.cli.rows import Cell, print_rows
 from tomo.cli.safe import esc as escape  # markup and control characters: names and errors come from outside
 from tomo.cli.safe import text as shown
 from tomo.events import Event, JobDone, LimitReached, Notice, StageDone, StageStarted, WorkerDone, WorkerStarted
@@ -124,19 +125,16 @@ def render_job(console: Console, job: JobRecord, *, outputs: bool = True) -> Non
                        f"{_when(job.updated_at)} UTC"))
     if job.reason:
         console.print(Text(f"reason: {job.reason}", style="yellow"))
-    table = Table(show_edge=False, title_justify="left")
-    for column in ("stage", "worker", "model", "status", "in", "out", "started", "took", "error"):
-        table.add_column(column)
+    rows: list[list[Cell]] = []
     for stage in job.stages:
         for worker in stage.workers:
-            table.add_row(Text(f"{stage.index}:{stage.name}"), Text(f"{worker.role}#{worker.index}"),
-                          Text(worker.model), Text(worker.status, style=_STYLE.get(worker.status, "")),
-                          f"{worker.input_tokens:,}", f"{worker.output_tokens:,}", _clock(worker.started_at),
-                          _took(worker.started_at, worker.ended_at), Text(worker.error or ""))
-        table.add_row(Text(""), Text("(stage)", style="dim"), Text(""),
-                      Text(stage.status, style=_STYLE.get(stage.status, "")), "", "", _clock(stage.started_at),
-                      _took(stage.started_at, stage.ended_at), Text(""), end_section=True)
-    console.print(table)
+            rows.append([f"{stage.index}:{stage.name}", f"{worker.role}#{worker.index}", worker.model,
+                         (worker.status, _STYLE.get(worker.status, "")), f"{worker.input_tokens:,}",
+                         f"{worker.output_tokens:,}", _clock(worker.started_at),
+                         _took(worker.started_at, worker.ended_at), worker.error or ""])
+        rows.append(["", ("(stage)", "dim"), "", (stage.status, _STYLE.get(stage.status, "")), "", "",
+                     _clock(stage.started_at), _took(stage.started_at, stage.ended_at), ""])
+    print_rows(("stage", "worker", "model", "status", "in", "out", "started", "took", "error"), rows, console=console)
     if not outputs:
         return
     for stage in job.stages:
@@ -146,14 +144,16 @@ def render_job(console: Console, job: JobRecord, *, outputs: bool = True) -> Non
                 console.print(shown(worker.output))  # a model's words: shown, never obeyed
 
 
-def jobs_table(jobs: list[JobRecord]) -> RenderableType:
-    table = Table(show_edge=False)
-    for column in ("job", "status", "stages", "tokens", "created (UTC)", "request"):
-        table.add_column(column)
+def print_jobs(console: Console, jobs: list[JobRecord]) -> None:
+    """``tomo team list``: one row a job, newest first (a pipe gets plain columns, each request's first line whole)."""
+    if not jobs:
+        console.print(Text("no jobs in this store yet; start one with tomo team REQUEST"))
+        return
+    rows: list[list[Cell]] = []
     for job in jobs:
         done = sum(1 for s in job.stages if s.status == "complete")
         request = job.request.splitlines()[0] if job.request else ""
-        table.add_row(Text(job.job_id), Text(job.status, style=_STYLE.get(job.status, "")),
-                      f"{done}/{len(job.stages)}", f"{job.total_tokens:,}", _when(job.created_at),
-                      Text(request[:60] + ("…" if len(request) > 60 else "")))
-    return Group(table) if jobs else Text("no jobs in this store yet; start one with tomo team REQUEST")
+        rows.append([job.job_id, (job.status, _STYLE.get(job.status, "")), f"{done}/{len(job.stages)}",
+                     f"{job.total_tokens:,}", _when(job.created_at),
+                     request if not console.is_terminal or len(request) <= 60 else request[:60] + "…"])
+    print_rows(("job", "status", "stages", "tokens", "created (UTC)", "request"), rows, console=console)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
 
 from oi.oi_support import copy_ctx_fixture, rank_in
-from tomo.oi.context_pack import Pack, build, estimate_tokens, is_aside_path, is_test_path
+from tomo.oi.context_pack import Pack, build, estimate_tokens, is_aside_path, is_test_path, seed
 
 
 @pytest.fixture
@@ -80,6 +83,27 @@ def test_a_warm_pack_answers_the_same_and_follows_edits(repo: Path) -> None:
     (repo / "shop" / "coupons.py").write_text("def send_receipt_coupon(address):\n    return address\n")
     moved = build(repo, "send_receipt_coupon returns nothing useful")
     assert moved.files[0] == "shop/coupons.py"
+
+
+def test_a_seeded_checkout_packs_as_a_cold_one_and_tokenizes_only_what_differs(repo: Path, tmp_path: Path) -> None:
+    task = "`Cart.total` returns the wrong amount after a discount is applied."
+    copy, cold = tmp_path / "copy", tmp_path / "cold"
+    for where in (copy, cold):
+        shutil.copytree(repo, where, ignore=shutil.ignore_patterns(".tomo"))
+        (where / "shop" / "cart.py").write_text((where / "shop" / "cart.py").read_text() + "\n# edited here\n")
+    assert seed(copy, repo)  # builds the source's indexes first: the fixture had none
+    assert (repo / ".tomo" / "index.sqlite").is_file() and (copy / ".tomo" / "context.sqlite").is_file()
+    with closing(sqlite3.connect(copy / ".tomo" / "context.sqlite")) as conn:
+        conn.execute("UPDATE docs SET hash='marker' WHERE path='shop/inventory.py'")  # a stale row, seen below
+        conn.commit()
+        hashes = dict(conn.execute("SELECT path, hash FROM docs"))
+    assert not seed(copy, repo)  # never over an index already there
+    seeded, fresh = build(copy, task), build(cold, task)
+    assert (seeded.files, seeded.symbols, seeded.text) == (fresh.files, fresh.symbols, fresh.text)
+    with closing(sqlite3.connect(copy / ".tomo" / "context.sqlite")) as conn:
+        after = dict(conn.execute("SELECT path, hash FROM docs"))
+    changed = {p for p in after if after[p] != hashes.get(p)}
+    assert changed == {"shop/cart.py", "shop/inventory.py"}  # the edited file and the stale row, nothing else
 
 
 def test_nothing_matches(repo: Path) -> None:

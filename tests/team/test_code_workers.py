@@ -11,6 +11,7 @@ from tomo.config import Settings
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
+from tomo.prism import Graph
 from tomo.team import Stage, TaskGraph, Worker
 from tomo.team.code import CodeResult, OiRunner
 
@@ -60,6 +61,41 @@ async def test_parallel_code_workers_edit_their_own_worktrees_and_the_merge_sees
     assert "new file mode" in merged  # a file the worker created is in its diff
     assert merged in recorder.sent_to(reviewer)[0]
     assert result.record.stages[0].workers[0].input_tokens == 20
+
+
+class IndexProbe:
+    """Stands in for the code engine: reads what a worker's worktree holds of tomo's indexes when the engine starts."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[bool, bool, int, int]] = []
+
+    async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult:
+        state = worktree / ".tomo"
+        with Graph.open(worktree) as graph:
+            self.seen.append(((state / "index.sqlite").is_file(), (state / "context.sqlite").is_file(),
+                              graph.stats.parsed, graph.stats.skipped))
+        return CodeResult("looked", Usage(1, 1), "unverified")
+
+
+async def test_each_worktree_starts_from_the_workspaces_indexes(tmp_path: Path) -> None:
+    """The engine's context pack indexes the whole repository; a worker's new worktree starts from the workspace's
+    indexes (built once for the job), so its first refresh parses nothing the workspace's HEAD already had."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _repo(workspace)
+    (workspace / "lib.py").write_text("def helper():\n    return 1\n")
+    subprocess.run(["git", "-C", str(workspace), "add", "lib.py"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lib"],
+                   check=True)
+    reviewer = script(tmp_path, "reviewer", reply("APPROVE"))
+    probe = IndexProbe()
+    team = make_team(tmp_path, {"reviewer": reviewer}, primary=reviewer, recorder=Recorder(), code_runner=probe)
+    team.workspace = workspace.resolve()
+    graph = TaskGraph("s1", (Stage("build", (Worker("implementer", code=True), Worker("implementer", code=True))),))
+    result = await team.run(graph, "look around")
+    assert result.status == "complete", result.reason
+    assert probe.seen == [(True, True, 0, 2), (True, True, 0, 2)]  # app.py and lib.py, both from the workspace's
+    assert (workspace / ".tomo" / "index.sqlite").is_file() and (workspace / ".tomo" / "context.sqlite").is_file()
 
 
 async def test_a_code_worker_without_an_engine_fails_with_a_clear_reason(tmp_path: Path) -> None:

@@ -20,8 +20,10 @@ import typer
 from tomo.cli import app, plain_stdout
 from tomo.cli.rows import Cell, print_rows, say, stdout_console
 from tomo.cli.safe import esc, text
+from tomo.errors import PrismError
 from tomo.prism import Graph, Plan, Reference, leaves_warning, left_behind
-from tomo.prism.indexer import PHASES, WORKER_PHASES, IndexStats
+from tomo.prism.indexer import PHASES, WORKER_PHASES, IndexStats, Progress
+from tomo.prism.store import index_path
 
 graph_app = typer.Typer(
     help="Code graph: index a repository, find symbols, references, callers; plan and apply renames.",
@@ -34,13 +36,13 @@ SymbolArg = typer.Argument(help="A qualified name (pkg.mod.Class.method), a uniq
 NewArg = typer.Argument(help="The new name (a Python identifier).")
 
 
-def _open(root: Path) -> Graph:
+def _open(root: Path, *, seed: Path | None = None, progress: Progress | None = None) -> Graph:
     """The graph for one verb. A verb is one short process, so the cyclic collector is switched off for its rest:
     after a wide query it would walk the hundred thousand objects the answer and the caches hold, once as they age
     and once more at exit (about a tenth of `tomo graph refs QuerySet.filter` on Django), to free nothing that
     matters before the process ends."""
     gc.disable()
-    return Graph.open(root)
+    return Graph.open(root, seed=seed, progress=progress)
 
 
 def _dump(obj: Any) -> None:
@@ -73,11 +75,17 @@ def _conf(c: str) -> Cell:
 
 @graph_app.command("index")
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
-              verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time.")) -> None:
+              verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time."),
+              seed: Path | None = typer.Option(None, "--seed", help="When ROOT has no index yet, start from this "
+                                               "directory's (another checkout or worktree of the same repository): "
+                                               "only the files that differ are parsed.")) -> None:
     """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
     t0 = time.perf_counter()
+    if seed is not None and not seed.is_dir():
+        raise PrismError(f"--seed {seed} is not a directory", hint="pass the root of a checkout tomo has indexed")
+    had_index = index_path(root.resolve()).exists()
     if as_json or plain_stdout():
-        g = _open(root)
+        g = _open(root, seed=seed)
     else:
         console = stdout_console()
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -89,18 +97,21 @@ def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            g = Graph.open(root, progress=progress)
+            g = _open(root, progress=progress, seed=seed)
     stats = g.stats
     g.close()
     seconds = time.perf_counter() - t0
     if as_json:
         _dump({"root": str(root.resolve()), "files": stats.files, "parsed": stats.parsed, "skipped": stats.skipped,
-               "removed": stats.removed, "seconds": round(seconds, 3),
+               "removed": stats.removed, "seconds": round(seconds, 3), "seeded_from": stats.seeded_from,
                "errors": [{"path": p, "error": e} for p, e in stats.errors]}
               | ({"workers": stats.workers, "phases": {k: round(v, 4) for k, v in stats.phases.items()}}
                  if verbose else {}))
         return
     _print_stats(stats, seconds)
+    if seed is not None and not stats.seeded_from:
+        say(f"note: --seed not used: {root} already had an index" if had_index else f"note: --seed not used: {seed} "
+            f"has no index this tomo can read (`tomo graph index --root {seed}` makes one)")
     if verbose:
         _print_phases(stats)
 
@@ -118,7 +129,7 @@ def _print_phases(stats: IndexStats) -> None:
 def _print_stats(stats: IndexStats, seconds: float) -> None:
     """The summary, one line each (a pipe gets whole lines: a file's error is never cut at the 80th column)."""
     say(f"indexed {stats.files} files: {stats.parsed} parsed, {stats.skipped} unchanged, {stats.removed} removed"
-        f" in {seconds:.2f}s")
+        f" in {seconds:.2f}s" + (f" (started from the index of {stats.seeded_from})" if stats.seeded_from else ""))
     if stats.errors:
         say(f"{len(stats.errors)} file(s) not fully indexed (a syntax error is indexed as far as it parses):")
         for path, err in stats.errors[:20]:

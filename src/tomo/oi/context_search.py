@@ -17,8 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tomo.oi.context_anchors import identifier_parts
+from tomo.prism.store import seed_state, state_dir
 
 SCHEMA = "context-2"
+STATE_FILE = "context.sqlite"  # in ROOT/.tomo
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _STOP_WORDS = (
     "a an and are as at be but by for from has have if in into is it its of on or not no that the their then there "
@@ -64,13 +66,19 @@ def path_tokens(path: str) -> list[str]:
     return tokens(re.sub(r"\.\w+$", "", path).replace("/", " "))
 
 
+def seed(root: Path, source: Path) -> bool:
+    """Start ROOT's token index as a copy of SOURCE's (another checkout of the same code): it is kept in step with
+    prism's index by path and content hash, so only the files that differ are tokenized again. Returns whether it
+    copied (not when ROOT has one already or SOURCE has none of this schema)."""
+    return seed_state(root, source, STATE_FILE, ("schema", SCHEMA))
+
+
 class Retrieval:
     """The token index of one repository, refreshed from prism's ``files`` table (path and content hash)."""
 
     def __init__(self, root: Path, files: Iterable[tuple[str, str]]) -> None:
         self.root = root
-        path = root / ".tomo" / "context.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = state_dir(root) / STATE_FILE
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")

@@ -113,16 +113,22 @@ class Graph:
 
     @classmethod
     def open(cls, root: str | os.PathLike[str] = ".", *, progress: Progress | None = None,
-             workers: int | None = None) -> Graph:
+             workers: int | None = None, seed: str | os.PathLike[str] | None = None) -> Graph:
+        """The graph of ROOT, its index built or refreshed first. ``seed``: another checkout of the same code whose
+        index ROOT's starts from when ROOT has none (only the files that differ are parsed; :func:`store.seed`)."""
         path = Path(root).resolve()
         if not path.is_dir():
             raise PrismError(f"cannot index {path}: not a directory", hint="pass --root DIR with an existing directory")
+        origin = Path(seed).resolve() if seed is not None else None
         try:
+            seeded = origin is not None and store.seed(path, origin)
             conn, fresh = store.connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise PrismError(f"cannot write the index {store.index_path(path)}: {exc}",
                              hint="index a directory you can write to, or fix the permissions of its .tomo/") from exc
         stats = indexer.refresh(path, conn, fresh, progress=progress, workers=workers)
+        if seeded:
+            stats.seeded_from = str(origin)
         if fresh:
             conn = store.publish(path, conn)
         return cls(path, conn, stats)

@@ -45,6 +45,7 @@ class IndexStats:
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message) for files that did not parse
     workers: int = 1  # processes that parsed (1: the indexing process itself)
+    seeded_from: str | None = None  # the checkout whose index this one started as a copy of (store.seed)
     # seconds per phase that ran (see PHASES)
     phases: dict[str, float] = field(default_factory=dict)
 

@@ -12,13 +12,16 @@ The engine sits behind :class:`CodeRunner`, a single async call, so the team doe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 from tomo.config import Settings
-from tomo.errors import ConfigError, ModelError
+from tomo.errors import ConfigError, ModelError, TomoError
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
@@ -107,7 +110,23 @@ async def worktree_for(workspace: Path, key: str) -> Path:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     await _git(workspace, "worktree", "add", "--detach", str(path), "HEAD")
+    await asyncio.to_thread(_seed_indexes, path, workspace)
     return path
+
+
+_seeding = threading.Lock()  # parallel workers of one job: the workspace's indexes are built once, not per worker
+
+
+def _seed_indexes(worktree: Path, workspace: Path) -> None:
+    """The code engine's first step is a context pack, which indexes the whole repository: on Django seven seconds
+    and more, for each worker of each stage. A new worktree starts from the workspace's indexes instead (built or
+    refreshed here first), so it parses only what differs from them. A help, never a reason to fail the worker."""
+    try:
+        from tomo.oi.context_pack import seed
+    except ImportError:  # a build without the oi engine has no pack to warm
+        return
+    with _seeding, contextlib.suppress(TomoError, OSError, sqlite3.Error):
+        seed(worktree, workspace)
 
 
 async def diff_of(worktree: Path) -> str:

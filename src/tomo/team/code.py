@@ -118,7 +118,7 @@ _seeding = threading.Lock()  # parallel workers of one job: the workspace's inde
 
 
 def _seed_indexes(worktree: Path, workspace: Path) -> None:
-    """The code engine's first step is a context pack, which indexes the whole repository: on Django seven seconds
+    """The code engine's first step is a context pack, which indexes the whole repository: on Django about six seconds
     and more, for each worker of each stage. A new worktree starts from the workspace's indexes instead (built or
     refreshed here first), so it parses only what differs from them. A help, never a reason to fail the worker."""
     try:

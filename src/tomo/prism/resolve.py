@@ -354,6 +354,14 @@ class Resolver:
         self._cuts += 1
         return True
 
+    def _cycle(self, key: Any) -> bool:
+        """Whether ``key`` is being computed around this call: a cycle guard met, counted as :meth:`_cut` counts a
+        depth limit (what is computed past it is not remembered for others)."""
+        if key in self._stack:
+            self._cuts += 1
+            return True
+        return False
+
     def _outer_binding(self, fid: int, module: str, name: str, entries: list[tuple[Any, ...]]) -> Value:
         """A module-level name read from inside a function or class, remembered per file and name.
 
@@ -494,8 +502,7 @@ class Resolver:
             entries = binds.get(attr)
             if entries:
                 key = ("attr", module, attr)
-                if key in self._stack:
-                    self._cuts += 1
+                if self._cycle(key):
                     return None
                 self._stack.add(key)
                 try:
@@ -597,8 +604,7 @@ class Resolver:
         key = ("private", scope, name)
         if key in self._memo:
             return self._memo[key]
-        if key in self._stack or self.root is None:
-            self._cuts += key in self._stack
+        if self._cycle(key) or self.root is None:
             return None
         d = self.definition(scope)
         info = self.info(fid)
@@ -646,8 +652,7 @@ class Resolver:
         if self.root is None or info.parents.get(scope) != module or info.kinds.get(scope) != "function":
             return None
         key = ("callsites", scope, name)
-        if key in self._stack:
-            self._cuts += 1
+        if self._cycle(key):
             return None
         self._stack.add(key)
         try:
@@ -755,8 +760,7 @@ class Resolver:
         if got is None:
             return None
         key = ("origin", fid, name, line)
-        if key in self._stack:
-            self._cuts += 1
+        if self._cycle(key):
             return None
         self._stack.add(key)
         try:
@@ -1166,8 +1170,7 @@ class Resolver:
         if "[" in text and any(op == "sub" for op, _ in ops):  # a subscript is written with a bracket
             return self._eval_subscripted(fid, scope, text, line, depth)
         key = ("eval", fid, scope, text, line)
-        if key in self._stack:
-            self._cuts += 1
+        if self._cycle(key):
             return None
         self._stack.add(key)
         try:
@@ -1442,8 +1445,7 @@ class Resolver:
         if q in self._decorated:
             return self._decorated[q]
         key = ("decorated", q)
-        if key in self._stack or depth > _MAX_DEPTH:
-            self._cuts += 1
+        if self._cycle(key) or (depth > _MAX_DEPTH and self._cut()):
             return None
         d = self.definition(q)
         if d is None:

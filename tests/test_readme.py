@@ -1,7 +1,9 @@
 """The README's first code block is a promise to a new user: two commands, and CI runs the second one verbatim."""
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,3 +57,21 @@ def test_the_docs_state_the_precedence_the_code_applies(tmp_path: Path) -> None:
         order = [text.index("built-in defaults"), text.index("~/.config/tomo/tomo.toml"),
                  text.index("project's `tomo.toml`"), text.index("the environment")]
         assert order == sorted(order), text
+
+
+def test_the_team_example_runs_from_the_files_it_names(tmp_path: Path,
+                                                        run_tomo: Callable[..., CompletedProcess[str]]) -> None:
+    """The README's `tomo team` example names scripted models under examples/team/: they exist, and a run gives the
+    totals the README prints."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    roles = re.search(r"--roles (planner=scripted:\S+)", readme)
+    assert roles, "the README's team example names no scripted roles"
+    spec = ",".join(f"{role}=scripted:{ROOT / path}" for role, path in
+                    (item.split("=scripted:", 1) for item in roles.group(1).split(",")))
+    done = run_tomo("team", "add a --json flag to tomo list", "--budget", "20000", "--job-id", "json-flag",
+                    "--roles", spec, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + done.stderr
+    for line in ("APPROVE: small, tested, matches the request.", "job json-flag is complete",
+                 "2,768 tokens (2,608 in, 160 out)"):
+        assert line in printed and line in readme, line

@@ -28,6 +28,7 @@ import sys
 import sysconfig
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -85,12 +86,12 @@ def build_extension(data: Path) -> ModuleType:
     return module
 
 
-def best(fn: object, repeats: int) -> float:
+def best(fn: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
         gc.collect()
         t = time.process_time()
-        fn()  # type: ignore[operator]
+        fn()
         times.append(time.process_time() - t)
     return min(times)
 

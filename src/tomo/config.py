@@ -31,6 +31,9 @@ class ProviderSettings(BaseModel):
     timeout_s: float = 120.0
     max_retries: int = 2
     num_ctx: int | None = None  # Ollama only
+    # sampling temperature sent with every request; None: the provider's default, except local OpenAI-compatible
+    # servers, which get LOCAL_TEMPERATURE (llama.cpp's servers default to 0.8, too loose for code)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
 
 
 class AgentSettings(BaseModel):

@@ -184,7 +184,8 @@ class BlockOutput(Event):
 
 @dataclass(frozen=True, slots=True)
 class TurnEnded(Event):
-    """oi: the turn's summary. ``ended_by``: model | rounds | refused | interrupted | error."""
+    """oi: the turn's summary. ``ended_by``: model | rounds | refused | interrupted | error; ``outcome`` and
+    ``reason``: what the harness certifies (see tomo.oi.engine.TurnSummary)."""
 
     kind: ClassVar[str] = "turn_ended"
     ended_by: str
@@ -193,6 +194,8 @@ class TurnEnded(Event):
     files_changed: list[str]
     verified: bool
     gates: dict[str, Any] = field(default_factory=dict)
+    outcome: str = ""  # verified | unverified | unchanged | interrupted | error (the harness's word, not the model's)
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,11 +46,11 @@ def test_terminal_view_shows_receipts_payload_and_report(run_tomo, shop: Path, t
     assert "changed: nothing" in out and "was not written: this run does not write (pass --apply)" in out
 
 
-def test_failing_verify_exits_1_and_restores_the_files(run_tomo, shop: Path, tmp_path: Path) -> None:
+def test_failing_verify_exits_3_and_restores_the_files(run_tomo, shop: Path, tmp_path: Path) -> None:
     before = sources(shop)
     done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--apply-ambiguous",
                     "--verify", f'{sys.executable} -c "raise SystemExit(4)"')
-    assert done.returncode == 1
+    assert done.returncode == 3 and "verify failed (exit 4); every edit was rolled back" in done.stderr
     assert "verify:" in done.stdout and "FAILED (exit 4" in done.stdout and "restored byte for byte" in done.stdout
     assert sources(shop) == before
 
@@ -106,3 +106,23 @@ def test_transcript_is_written_and_replays_as_the_same_run(run_tomo, shop: Path,
     shown = run_tomo("replay", str(transcript))
     assert shown.returncode == 0, shown.stderr
     assert "rename_plan(" in shown.stdout and "9 edits" in shown.stdout and "(shown to you only)" in shown.stdout
+
+
+def test_apply_that_applied_nothing_exits_3_and_says_so(run_tomo, shop: Path, tmp_path: Path) -> None:
+    path = tmp_path / "looked.json"
+    path.write_text(json.dumps({"replies": [call("find_symbol", query="OrderLine.total"),
+                                            say("Done: I renamed it.")]}))  # a claim with no plan behind it
+    before = sources(shop)
+    done = run_tomo("assist", TASK, "--model", f"scripted:{path}", "--root", str(shop), "--apply", "--json")
+    assert done.returncode == 3, done.stderr
+    assert "nothing was applied" in done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert summary["outcome"] == "unchanged" and summary["verified"] is False and summary["written"] == []
+    assert sources(shop) == before
+
+
+def test_a_verified_apply_says_verified(run_tomo, shop: Path, tmp_path: Path) -> None:
+    done = run_tomo("assist", TASK, "--model", script(tmp_path), "--root", str(shop), "--apply", "--json",
+                    "--verify", f"{sys.executable} -c pass")
+    summary = json.loads(done.stdout)["summary"]
+    assert done.returncode == 0 and summary["outcome"] == "verified" and summary["verified"] is True

@@ -144,10 +144,12 @@ async def test_a_block_that_edits_and_tests_at_once_is_asked_to_check_again(make
     assert not summary.verified and "no check ran after that" in summary.gates["exec"].reason
 
 
-async def test_no_edit_needs_no_check(make_engine, strict, project):
-    summary, _, _, _ = await run_turn(make_engine, strict, project, [sh("ls"), say("nothing to do")], exec_gate=True,
-                                      repro=True)
-    assert summary.verified and summary.files_changed == []
+async def test_no_edit_needs_no_check_but_is_never_verified(make_engine, strict, project):
+    summary, _, _, _ = await run_turn(make_engine, strict, project, [sh("ls"), say("nothing to do"), say("none")],
+                                      exec_gate=True, repro=True)
+    assert summary.gates["exec"].satisfied and summary.gates["repro"].satisfied  # no gate has anything to refuse
+    assert not summary.verified and summary.outcome == "unchanged" and summary.files_changed == []
+    assert summary.pushed_back == 1 and summary.rounds == 3  # asked once more, and the ask cost a round
 
 
 async def test_revert_reproduce_refix_satisfies_the_repro_gate(make_engine, strict, project):

@@ -65,8 +65,11 @@ def test_a_bad_model_spec_exits_1_and_says_why(run_tomo, project, tmp_path):
 
 def test_a_session_is_saved_and_continued(run_tomo, project, tmp_path):
     require_bwrap()
-    first, one = run_json(run_tomo, project, script(tmp_path, [RED, say("the add test fails")], "one.json"))
-    assert first.returncode == 0 and one["files_changed"] == []
+    first, one = run_json(run_tomo, project, script(tmp_path, [RED, say("the add test fails"), say("still failing")],
+                                                    "one.json"))
+    # gated, nothing changed: pushed back once, then honestly "unchanged" and exit 3, never "verified"
+    assert first.returncode == 3 and one["files_changed"] == [] and one["outcome"] == "unchanged"
+    assert not one["verified"] and one["pushed_back"] == 1
     second = run_tomo("run", "now fix it", "--continue", "--model", script(tmp_path, [FIX, GREEN, say("fixed")],
                                                                               "two.json"),
                       "--root", str(project), "--sandbox", "strict", "--yes", "--exec-gate", "--json")
@@ -109,7 +112,8 @@ def test_the_terminal_log_shows_blocks_output_and_a_summary(run_tomo, project, t
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "block 1" in out and "[bold]not markup[/]" in out  # command output is data, never markup
-    assert "summary" in out and "rounds 2" in out and "result: verified" in out
+    assert "summary" in out and "rounds 2" in out  # no gate, nothing changed: exit 0, but never called verified
+    assert "result: unchanged: no file changed in this turn" in out and "result: verified" not in out
 
 
 def _env() -> dict[str, str]:
@@ -155,3 +159,20 @@ def test_ctrl_c_stops_the_block_and_twice_ends_the_turn_with_the_session_saved(p
     contents = [m["content"] for m in saved["messages"]]
     assert any("interrupted by the user (Ctrl-C)" in c for c in contents)
     assert not _wait_for_process("sleep 49.", timeout=0.5)  # nothing left running
+
+
+def test_an_empty_task_is_a_usage_error(run_tomo, project, tmp_path):
+    done = run_tomo("run", "  ", "--model", script(tmp_path, [say("hi")]), "--root", str(project), "--yes")
+    assert done.returncode == 2 and "TASK is empty" in done.stderr
+    assert not (project / ".tomo").exists()  # nothing started, nothing saved
+
+
+def test_an_unchecked_edit_exits_3_and_says_why_even_without_a_gate(run_tomo, project, tmp_path):
+    require_bwrap()
+    edit = {"content": "```python calc.py\ndef add(a, b):\n    return a + b\n```"}
+    done = run_tomo("run", "fix add", "--model", script(tmp_path, [edit, say("fixed")]), "--root", str(project),
+                    "--sandbox", "strict", "--yes", "--json")
+    result = json.loads(done.stdout)
+    assert done.returncode == 3 and result["outcome"] == "unverified" and not result["verified"]
+    assert result["files_changed"] == ["calc.py"] and "no check ran" in result["reason"]
+    assert set(result["usage"]) == {"input_tokens", "output_tokens", "estimated"}

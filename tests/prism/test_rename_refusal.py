@@ -120,7 +120,7 @@ async def test_assist_applies_everything_with_apply_ambiguous(tmp_path: Path) ->
     assert "a.h2();" in (tmp_path / "web/c.js").read_text()
 
 
-def test_assist_cli_exits_1_and_writes_nothing(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_assist_cli_exits_3_and_writes_nothing(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = write_project(tmp_path / "proj", UNPROVABLE)
     before = _bytes(root)
     script = tmp_path / "session.json"
@@ -129,7 +129,7 @@ def test_assist_cli_exits_1_and_writes_nothing(run_tomo, tmp_path: Path) -> None
         {"tool_calls": [{"name": "apply_plan", "args": {"handle": "p1"}}]}, {"content": "renamed"}]}))
     out = run_tomo("assist", "rename h to h2", "--model", f"scripted:{script}", "--root", str(root), "--apply",
                    "--json")
-    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.returncode == 3, out.stdout + out.stderr
     summary = json.loads(out.stdout)["summary"]
     assert summary["ok"] is False and summary["written"] == []
     assert "leave 3 same-name references" in summary["left_unrenamed"]

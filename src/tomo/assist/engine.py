@@ -43,7 +43,7 @@ PROMPT = """\
 You are tomo assist. You work on a code base only through its code graph, with these tools: find_symbol, definition,
 references, callers, callees, impact, rename_plan, apply_plan. There is no grep, no file reading and no shell: the
 graph answers those questions (find_symbol and definition locate code; references and callers find every use).
-Every tool answers with a short receipt and a handle, like `plan p1-k3qa: 37 confirmed edits in 12 files, ...`.
+Every tool answers with a short receipt and a handle, like `plan p1-abcd: 37 confirmed edits in 12 files, ...`.
 The full result is shown to the user, not to you: do not ask for it and never write edits yourself. To change code,
 make a rename_plan and pass its handle to apply_plan. Ambiguous edits are unproven; the user decides about them.
 When you are done, answer in two or three sentences: what you did and what the user should check."""
@@ -113,10 +113,27 @@ class Summary:
     def ok(self) -> bool:
         return self.error is None and self.left_unrenamed is None and (self.verify is None or self.verify.passed)
 
+    @property
+    def verified(self) -> bool:
+        """Files were written, are still written, and the user's verify command passed on them."""
+        return bool(self.written) and self.error is None and self.verify is not None and self.verify.passed
+
+    @property
+    def outcome(self) -> str:
+        """verified | unverified (written, no verify or a failed one kept) | unchanged | error: the harness's
+        word (the same words as ``tomo run``)."""
+        if self.error is not None:
+            return "error"
+        if not self.written:
+            return "unchanged"
+        return "verified" if self.verified else "unverified"
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["written"] = self.written
         data["ok"] = self.ok
+        data["verified"] = self.verified
+        data["outcome"] = self.outcome
         return data
 
 

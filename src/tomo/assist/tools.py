@@ -28,7 +28,7 @@ def graph_tools(call: Call, *, for_mcp: bool = False) -> list[Callable[..., Awai
         """Find definitions by qualified name (pkg.mod.Class.method), dotted suffix (Class.method) or part of a name.
 
         Args:
-            query: the name or part of it, e.g. "OrderLine.total" or "total"
+            query: the name or part of it, e.g. "Class.method" or "method"
             limit: at most this many matches
         """
         return await _run(call, "find_symbol", {"query": query, "limit": limit})
@@ -79,13 +79,13 @@ def graph_tools(call: Call, *, for_mcp: bool = False) -> list[Callable[..., Awai
         Returns a plan handle; nothing is written until the plan is applied.
 
         Args:
-            symbol: qualified name of what to rename, e.g. "shop.lines.OrderLine.total"
-            new_name: the new identifier, e.g. "subtotal"
+            symbol: qualified name of what to rename, e.g. "package.module.Class.method"
+            new_name: the new identifier, e.g. "new_method"
         """
         return await _run(call, "rename_plan", {"symbol": symbol, "new_name": new_name})
 
     async def apply_plan(handle: str) -> str:
-        """Apply a rename plan by its handle (e.g. "p1-k3qa"): all its confirmed edits, in every file, or nothing.
+        """Apply a rename plan by its handle (e.g. "p1-abcd"): all its confirmed edits, in every file, or nothing.
         A plan whose files changed since it was made is refused; make a new plan then.
 
         Args:
@@ -94,7 +94,7 @@ def graph_tools(call: Call, *, for_mcp: bool = False) -> list[Callable[..., Awai
         return await _run(call, "apply_plan", {"handle": handle})
 
     async def apply_plan_mcp(handle: str, include_ambiguous: bool = False) -> str:
-        """Apply a rename plan by its handle (e.g. "p1-k3qa"): all its confirmed edits, in every file, or nothing.
+        """Apply a rename plan by its handle (e.g. "p1-abcd"): all its confirmed edits, in every file, or nothing.
         A plan whose files changed since it was made is refused; make a new plan then.
 
         Args:
@@ -104,7 +104,7 @@ def graph_tools(call: Call, *, for_mcp: bool = False) -> list[Callable[..., Awai
         return await _run(call, "apply_plan", {"handle": handle, "include_ambiguous": include_ambiguous})
 
     async def undo_apply(handle: str, force: bool = False) -> str:
-        """Undo an apply by its handle (e.g. "a1-k3qa"): restore every file it wrote to its bytes before the apply.
+        """Undo an apply by its handle (e.g. "a1-abcd"): restore every file it wrote to its bytes before the apply.
 
         Args:
             handle: the handle from an apply_plan result

@@ -56,7 +56,11 @@ def assist_cmd(
         None, "--transcript", help="Also write every event to this JSONL file (show it again with tomo replay)."
     ),
 ) -> None:
-    """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle."""
+    """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle.
+
+    Exit codes: 0 done (verified); 3 not done (unverified, unchanged with a gate or --apply, a limit);
+    1 an error; 2 a usage error; 130 Ctrl-C.
+    """
     if not root.is_dir():
         raise ConfigError(f"--root {root} is not a directory", hint="pass the repository's root directory")
     if transcript is not None and (transcript.is_dir() or not transcript.parent.is_dir()):
@@ -94,26 +98,30 @@ def assist_cmd(
         typer.echo(json.dumps({"summary": summary.to_dict(), "payloads": payloads}, indent=2, default=str))
     else:
         print_report(console, summary, options)
-    failure = why_failed(summary)
+    code, failure = exit_status(summary, options)
     if failure:
         typer.echo(f"tomo assist: {failure}", err=True)
-        raise typer.Exit(1)
+    if code:
+        raise typer.Exit(code)
 
 
-def why_failed(summary: Summary) -> str | None:
-    """Why this run must not exit 0, or None. A run that ended because the model or its server failed, stopped at a
-    limit, failed its verify, or ended on a reply that is not a whole answer (cut off, filtered, broken off
-    mid-stream) is not a success, whatever was printed before; nor is an apply refused because it would have left
-    a program half-renamed."""
+def exit_status(summary: Summary, options: AssistOptions) -> tuple[int, str | None]:
+    """The exit code and why, by the table shared with run and team (tomo.cli.EXIT_CODES): 1 when the model or its
+    server failed or its last reply was not a whole answer; 3 when the work asked for is not done (``--apply`` and
+    nothing is written now: nothing applied, an apply refused as half a rename, edits rolled back after a failed
+    verify; a failed verify kept with --keep; a limit stopped the model); else 0."""
     if summary.error:
-        return f"the model failed: {summary.error}"
+        return 1, f"the model failed: {summary.error}"
+    if not summary.completed and not summary.stopped_by:
+        return 1, ("the model's last reply was not a whole answer (cut off, filtered, or broken off by the server "
+                   "mid-reply; the warning above says which)")
     if summary.left_unrenamed:  # --apply was asked for and refused: the program would have been half-renamed
-        return f"nothing was written: {summary.left_unrenamed} (pass --apply-ambiguous to write them too)"
+        return 3, f"nothing was written: {summary.left_unrenamed} (pass --apply-ambiguous to write them too)"
     if summary.verify is not None and not summary.verify.passed:
-        return f"verify failed (exit {summary.verify.exit_code})"
+        kept = "the edits were kept (--keep)" if not summary.rolled_back else "every edit was rolled back"
+        return 3, f"verify failed (exit {summary.verify.exit_code}); {kept}"
     if summary.stopped_by:
-        return f"the model was stopped by the {summary.stopped_by} limit"
-    if not summary.completed:
-        return ("the model's last reply was not a whole answer (cut off, filtered, or broken off by the server "
-                "mid-reply; the warning above says which)")
-    return None
+        return 3, f"the model was stopped by the {summary.stopped_by} limit"
+    if options.writes and not summary.written:
+        return 3, "nothing was applied: the model made no plan that could be written (--apply was given)"
+    return 0, None

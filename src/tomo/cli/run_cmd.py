@@ -1,9 +1,10 @@
 """`tomo run TASK`: the oi engine (code is the only action) or the tool loop, in the sandbox, behind the gates.
 
-Exit codes, for scripts and CI: 0 when the turn ended and every gate that was on is satisfied; 3 when it ended with a
-gate unsatisfied (the rounds ran out, the model stopped anyway, the user declined a block); 1 on an error (the model
-failed, the sandbox could not start, a bad option); 130 when the user ended the turn with Ctrl-C. ``--json`` prints
-one object: ``{"verified", "gates": {"exec", "repro"}, "rounds", "blocks", "files_changed", "session", "ended_by",
+Exit codes (the table shared by run, assist and team, tomo.cli.EXIT_CODES): 0 verified (a file changed and a passing
+check executed the change), or nothing changed in a turn without a gate; 3 not verified (changed but not shown to
+work, nothing changed with a gate on, the rounds ran out, a block was declined); 1 an error (the model or sandbox
+failed); 2 a usage error (bad option or argument); 130 Ctrl-C. ``--json`` prints one object: ``{"outcome", "reason",
+"verified", "gates": {"exec", "repro"}, "rounds", "blocks", "files_changed", "usage", "session", "ended_by",
 "error"}``; the live log then goes to stderr.
 """
 
@@ -39,7 +40,7 @@ from tomo.events import (
     TurnEnded,
 )
 
-EXIT_VERIFIED, EXIT_ERROR, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_VERIFIED, EXIT_ERROR, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 ENGINES = ("oi", "tools")
 
 
@@ -99,22 +100,38 @@ def run_cmd(
     directive: str = typer.Option("", "--directive", help="Opt-in prompt directives: verify, repro (comma list)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds one block may run (default: \\[sandbox])."),
     context: bool = typer.Option(True, "--context/--no-context", help="Inject the context pack on a new session."),
+    check: str | None = typer.Option(None, "--check", metavar="CMD",
+                                     help="The project's check (e.g. 'python -m pytest -q'), or 'auto' to detect it: "
+                                          "tomo runs it itself when code changed and no check followed."),
+    infer_edits: bool = typer.Option(True, "--infer-edits/--no-infer-edits",
+                                     help="A python block that only defines functions found in exactly one file is "
+                                          "laid into that file instead of run."),
+    push_back: bool = typer.Option(True, "--push-back/--no-push-back",
+                                   help="With a gate on, ask the model once more when it ends a turn that changed no "
+                                        "file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
     transcript: Path | None = typer.Option(None, "--transcript", help="Also write every event to this JSONL file."),
 ) -> None:
     """Do TASK with a model in the sandbox: it writes Python/bash blocks (or calls tools), tomo runs them.
 
-    Exits 0 when verified, 3 when a gate stayed unsatisfied, 1 on an error, 130 on Ctrl-C.
+    "verified" is tomo's word, never the model's: a file changed and a passing check executed the changed code.
+
+    Exit codes: 0 done (verified); 3 not done (unverified, unchanged with a gate or --apply, a limit);
+    1 an error; 2 a usage error; 130 Ctrl-C.
     """
+    if not task.strip():
+        raise typer.BadParameter("TASK is empty: say what the model should do, e.g. "
+                                 "tomo run \"make the failing test pass\"", param_hint="TASK")
     console = rich_console(stderr=as_json, highlight=False)
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
-                      timeout, context, as_json, transcript, console)
+                      timeout, context, as_json, transcript, console, push_back, check, infer_edits)
     except TomoError as exc:
         report_error(exc)
         if as_json:
-            typer.echo(json.dumps({"verified": False, "gates": {}, "rounds": 0, "blocks": 0, "files_changed": [],
-                                   "session": None, "ended_by": "error", "error": exc.message}, indent=2))
+            typer.echo(json.dumps({"outcome": "error", "reason": exc.message, "verified": False, "gates": {},
+                                   "rounds": 0, "blocks": 0, "files_changed": [], "usage": None, "session": None,
+                                   "ended_by": "error", "error": exc.message}, indent=2))
         raise typer.Exit(EXIT_ERROR) from exc
     if as_json:
         typer.echo(json.dumps(result, indent=2))
@@ -124,17 +141,25 @@ def run_cmd(
 
 
 def _exit_code(result: dict[str, Any]) -> int:
+    """The table in the module's docstring: 0 only for verified work, or for a turn without a gate that changed nothing
+    and ended by the model's own word (a question answered)."""
     if result["ended_by"] == "error":
         return EXIT_ERROR
     if result["ended_by"] == "interrupted":
         return EXIT_INTERRUPTED
-    return EXIT_VERIFIED if result["verified"] else EXIT_UNVERIFIED
+    if result["verified"]:
+        return EXIT_VERIFIED
+    gated = any(g.get("on") for g in result["gates"].values())
+    if result["outcome"] == "unchanged" and result["ended_by"] == "model" and not gated:
+        return EXIT_VERIFIED
+    return EXIT_UNVERIFIED
 
 
 def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None, exec_gate: bool, repro: bool,
          max_rounds: int, yes: bool, lsp: str | None, resume: bool, engine: str, directive: str,
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
-         console: Console) -> dict[str, Any]:
+         console: Console, push_back: bool = True, check: str | None = None,
+         infer_edits: bool = True) -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
     from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
@@ -149,6 +174,15 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     root = root.resolve()
     settings = load_settings(root)
     box, limits = sandbox_and_limits(sandbox_kind, settings, timeout)
+    if check is not None and check.strip() == "auto":
+        from tomo.oi.project_check import detect_check
+
+        check = detect_check(root)
+        if check is None:
+            raise ConfigError("--check auto found no test runner in " + str(root),
+                              hint="name the command: --check 'python -m pytest -q'")
+    elif check is not None and not check.strip():
+        raise ConfigError("--check is empty", hint="name the command, e.g. --check 'python -m pytest -q', or 'auto'")
     directives = [d for d in directive.split(",") if d.strip()]
     system = system_prompt(directives)
     renderer = RunSink(console)
@@ -163,12 +197,13 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     try:
         if engine == "oi":
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
-                             context, session, history, sink, stream=not as_json)
+                             context, session, history, sink, stream=not as_json, push_back=push_back, check=check,
+                             infer_edits=infer_edits)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
             tools = ToolsEngine(chosen, box, gate, root, max_rounds=max_rounds, exec_gate=exec_gate, repro=repro,
-                                directives=directives, limits=limits,
+                                directives=directives, limits=limits, push_back=push_back,
                                 checkpoint=lambda new: _checkpoint(session, history, new))
             result = asyncio.run(_with_interrupts(tools.turn(history, task, sink), tools.interrupt))
             result = _result(tools.last, session.id)
@@ -176,18 +211,21 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
         renderer.close()
         if recorder:
             recorder.close()
-    session.meta["turns"].append({"task": task, **{k: result[k] for k in ("verified", "ended_by", "rounds", "blocks")}})
+    session.meta["turns"].append({"task": task, **{k: result[k] for k in ("outcome", "verified", "ended_by", "rounds",
+                                                                       "blocks")}})
     session.save()
     return result
 
 
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
-            history: list[Any], sink: Sink, *, stream: bool) -> dict[str, Any]:
+            history: list[Any], sink: Sink, *, stream: bool, push_back: bool = True,
+            check: str | None = None, infer_edits: bool = True) -> dict[str, Any]:
     from tomo.oi.engine import Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
-                    context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream)
+                    context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream,
+                    push_back=push_back, check=check, infer_edits=infer_edits)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 
@@ -211,12 +249,18 @@ async def _with_interrupts(work: Any, interrupt: Any) -> Any:
 
 
 def _result(summary: Any, session_id: str) -> dict[str, Any]:
+    usage = summary.usage
     return {
+        "outcome": summary.outcome,
+        "reason": summary.reason,
         "verified": summary.verified,
         "gates": {name: v.to_dict() for name, v in summary.gates.items()},
         "rounds": summary.rounds,
         "blocks": summary.blocks,
         "files_changed": summary.files_changed,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                  "estimated": bool(getattr(usage, "estimated", False))},
+        "pushed_back": summary.pushed_back,
         "session": session_id,
         "ended_by": summary.ended_by,
         "error": summary.error,
@@ -249,6 +293,7 @@ def _asker(console: Console) -> Any:
 def _print_summary(console: Console, r: dict[str, Any]) -> None:
     console.rule("[bold]summary")
     words = {"model": "the model ended it", "rounds": "the rounds ran out", "refused": "a block was declined",
+             "stuck": "the model repeated itself",
              "interrupted": "interrupted (Ctrl-C)", "error": "an error"}
     console.print(Text(f"turn ended: {words.get(r['ended_by'], r['ended_by'])} · rounds {r['rounds']} · "
                        f"blocks run {r['blocks']} · session {r['session']}"))
@@ -263,8 +308,14 @@ def _print_summary(console: Console, r: dict[str, Any]) -> None:
         console.print(Text.assemble((f"{mark} {name} gate: ", f"bold {style}"), shown(v["reason"]), refusals))
     if r.get("error"):
         console.print(shown(f"error: {r['error']}", "bold red"))
-    verdict = ("verified", "bold green") if r["verified"] else ("NOT verified", "bold red")
-    console.print(Text.assemble(("result: ", "bold"), verdict))
-    if r["ended_by"] in ("interrupted", "refused", "rounds", "error"):
+    outcome = r["outcome"]
+    if outcome == "verified":
+        console.print(Text.assemble(("result: ", "bold"), ("verified", "bold green"), shown(f" ({r['reason']})")))
+    elif outcome == "unchanged":
+        console.print(Text.assemble(("result: ", "bold"), ("unchanged", "bold yellow"),
+                                    shown(f": {r['reason']}; nothing was verified, whatever the model said")))
+    else:
+        console.print(Text.assemble(("result: ", "bold"), ("NOT verified", "bold red"), shown(f": {r['reason']}")))
+    if r["ended_by"] in ("interrupted", "refused", "rounds", "stuck", "error"):
         console.print(Text("continue this session with: tomo run --continue \"...\"", style="dim"))
     sys.stdout.flush()

@@ -91,8 +91,8 @@ def _finish(console: Console, result: JobResult, as_json: bool) -> None:
         err.print(Text(f"{result.record.total_tokens:,} tokens ({result.record.input_tokens:,} in, "
                        f"{result.record.output_tokens:,} out); `tomo team show {result.job_id}` for every worker",
                        style="dim"), soft_wrap=True)
-    if result.status != "complete":
-        raise typer.Exit(1)
+    if result.status != "complete":  # the exit-code table (tomo.cli.EXIT_CODES): 3 not done, 1 a worker failed
+        raise typer.Exit(3 if result.status == "incomplete" else 1)
 
 
 def _dbos_url(team: Team, explicit: str | None) -> str:
@@ -149,7 +149,11 @@ def run_cmd(
     dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (default: the --db server "
                                        "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
 ) -> None:
-    """Run REQUEST through the stages; `tomo team REQUEST` is the same."""
+    """Run REQUEST through the stages; `tomo team REQUEST` is the same.
+
+    Exit codes: 0 done (verified); 3 not done (unverified, unchanged with a gate or --apply, a limit);
+    1 an error; 2 a usage error; 130 Ctrl-C.
+    """
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}", hint="use --backend local or --backend dbos")
     if detach and backend != "dbos":
@@ -190,7 +194,11 @@ def resume_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the job as JSON when it ends."),
     dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
 ) -> None:
-    """Continue a job from its first unfinished worker (a complete job is left as it is)."""
+    """Continue a job from its first unfinished worker (a complete job is left as it is).
+
+    Exit codes: 0 done (verified); 3 not done (unverified, unchanged with a gate or --apply, a limit);
+    1 an error; 2 a usage error; 130 Ctrl-C.
+    """
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}", hint="use --backend local or --backend dbos")
     store = _store(db, workspace)

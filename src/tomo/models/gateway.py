@@ -50,6 +50,10 @@ TIER_DEFAULTS: dict[str, dict[str, str]] = {
     "openai": {"fast": "openai:gpt-4.1-mini", "balanced": "openai:gpt-4.1", "deep": "openai:gpt-5"},
 }
 
+LOCAL_TEMPERATURE = 0.2
+"""Sampling temperature for OpenAI-compatible servers on this machine unless tomo.toml says otherwise: llama.cpp's
+servers default to 0.8, at which a small coder model rewrites the same function differently every round."""
+
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"ollama": "OLLAMA_HOST", "anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 DEFAULT_BASE_URL = {"ollama": ollama.DEFAULT_BASE_URL, "anthropic": anthropic.DEFAULT_BASE_URL,
@@ -191,8 +195,10 @@ def model_from_spec(
             raise ConfigError(f"model spec {spec!r} needs a base URL and a model name",
                               hint="write openai-compat:http://localhost:8000/v1#MODEL_NAME")
         var, key = _key(provider, conf, environ)
+        temperature = conf.temperature if conf.temperature is not None else LOCAL_TEMPERATURE
         return OpenAIModel(model_name, base_url=url, api_key=key or "", key_env=var or None,
-                           provider="openai-compat", timeout_s=conf.timeout_s, retry=policy, sink=sink)
+                           provider="openai-compat", timeout_s=conf.timeout_s, retry=policy, sink=sink,
+                           temperature=temperature)
     var, key = _key(provider, conf, environ)
     if not key:
         raise ModelAuthError(f"{spec} needs an API key, and {var} is not set", provider=provider,
@@ -202,7 +208,7 @@ def model_from_spec(
         return AnthropicModel(name, base_url=url, api_key=key, key_env=var, timeout_s=conf.timeout_s,
                               retry=policy, sink=sink)
     return OpenAIModel(name, base_url=url, api_key=key, key_env=var, timeout_s=conf.timeout_s, retry=policy,
-                       sink=sink)
+                       sink=sink, temperature=conf.temperature)
 
 
 # ---- detection ---------------------------------------------------------------------------------------------------

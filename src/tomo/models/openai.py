@@ -118,6 +118,7 @@ def to_request(
     force_mode: ForceMode = "required",
     content_form: ContentForm = "string",
     stream_usage: bool = True,
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The body of ``POST /chat/completions``. ``force_mode`` says how a forced call is asked for: ``required``
     (OpenAI's way), ``named`` (the only tool, by name) or ``prompt`` (the system text says so; ``auto`` on the wire).
@@ -135,6 +136,8 @@ def to_request(
             _require_in_prompt(body["messages"], [t.name for t in tools])
     if max_tokens is not None:
         body[max_tokens_field] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
     if stream and stream_usage:
         body["stream_options"] = {"include_usage": True}
     return body
@@ -288,8 +291,10 @@ class OpenAIModel(HttpModel):
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
+        temperature: float | None = None,
     ) -> None:
         self.provider = provider
+        self.temperature = temperature
         if api_key is None and key_env:
             api_key = os.environ.get(key_env)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -304,7 +309,8 @@ class OpenAIModel(HttpModel):
         p = self.profile
         return to_request(self.model, messages, tools, force_tools=force_tools, max_tokens=max_tokens,
                           stream=stream, max_tokens_field=p.max_tokens_field or self.max_tokens_field,
-                          force_mode=mode, content_form=p.content_form, stream_usage=p.stream_options)
+                          force_mode=mode, content_form=p.content_form, stream_usage=p.stream_options,
+                          temperature=self.temperature)
 
     async def chat(
         self,

@@ -23,6 +23,8 @@ LANGUAGES: dict[str, Runner] = {
 """Fence labels that run, and the runner each maps to (case-insensitive; only the info string's first word counts)."""
 
 _OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_PATH = re.compile(r"^(?:\.{0,2}/)?[\w.\-]+(?:/[\w.\-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?:::[\w.]+)?$")
+_KEYED = re.compile(r"^(?:file|path|title|filename|name)\s*[=:]\s*", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +37,21 @@ class Block:
     runner: Runner | None = None
     closed: bool = True
     end: int = 0  # the closing fence's line (the last line of the text when the block is not closed)
+    target: str | None = None  # an edit block: the file it writes (relative, as the model wrote it)
+    symbol: str | None = None  # an edit block anchored to one definition (``Class.method``)
+    inferred: bool = False  # an edit the harness recognised (no label): see tomo.oi.engine.Engine._recognise
 
     @property
     def runs(self) -> bool:
-        return self.runner is not None and self.closed
+        return self.runner is not None and self.closed and self.target is None
+
+    @property
+    def edits(self) -> bool:
+        return self.target is not None and self.closed
+
+    @property
+    def acts(self) -> bool:
+        return self.runs or self.edits
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +65,17 @@ class Extraction:
         return [b for b in self.blocks if b.runs]
 
     @property
+    def actions(self) -> list[Block]:
+        """The blocks that do something, in order: those that run and the edits."""
+        return [b for b in self.blocks if b.acts]
+
+    @property
     def skipped(self) -> list[Block]:
-        return [b for b in self.blocks if not b.runs]
+        return [b for b in self.blocks if not b.acts]
 
     def skipped_note(self) -> str:
         """What to tell the model when it wrote blocks but none of them runs (empty when there is nothing to say)."""
-        if self.runnable or not self.blocks:
+        if self.actions or not self.blocks:
             return ""
         parts = []
         for b in self.blocks:
@@ -80,8 +98,7 @@ def extract(text: str) -> Extraction:
             i += 1
             continue
         fence, indent = opened["fence"], len(opened["indent"])
-        label = opened["info"].strip().split(None, 1)[0] if opened["info"].strip() else ""
-        label = label.strip("{}.").lower()
+        label, target, symbol = _info(opened["info"])
         body: list[str] = []
         j = i + 1
         closed = False
@@ -92,9 +109,41 @@ def extract(text: str) -> Extraction:
             body.append(_dedent(lines[j], indent))
             j += 1
         blocks.append(Block(label=label, code="\n".join(body) + ("\n" if body else ""), line=i + 1,
-                            runner=LANGUAGES.get(label), closed=closed, end=min(j + 1, len(lines))))
+                            runner=LANGUAGES.get(label), closed=closed, end=min(j + 1, len(lines)), target=target,
+                            symbol=symbol))
         i = j + 1
     return Extraction(blocks)
+
+
+def _info(info: str) -> tuple[str, str | None, str | None]:
+    """(label, edit target, symbol) of a fence's info string: ``python``, ``python pkg/mod.py``,
+    ``python pkg/mod.py::Name``, ``python file=pkg/mod.py``, ``python:pkg/mod.py``, ``pkg/mod.py``."""
+    words = info.strip().split()
+    if not words:
+        return "", None, None
+    first = words[0].strip("{}")
+    if ":" in first and not first.startswith(("file", "path", "title")) and "::" not in first.split(":", 1)[0]:
+        head, _, rest = first.partition(":")
+        if head.lower() in LANGUAGES and rest:
+            words = [head, rest, *words[1:]]
+            first = head
+    target = None
+    for word in words[1:] if first.lower() in LANGUAGES or not _is_path(first) else words[:1]:
+        candidate = _KEYED.sub("", word).strip("\"'`{},")
+        if _is_path(candidate):
+            target = candidate
+            break
+    label = "" if target and _is_path(first) else first.strip(".").lower()
+    if target is None:
+        return label, None, None
+    path, _, symbol = target.partition("::")
+    if label == "" and path.endswith(".py"):
+        label = "python"
+    return label, path.removeprefix("./"), symbol or None
+
+
+def _is_path(word: str) -> bool:
+    return bool(_PATH.match(word)) and not word.startswith("-")
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -112,8 +161,8 @@ def _dedent(line: str, indent: int) -> str:
 
 
 def without_runnable(text: str) -> str:
-    """``text`` with its runnable blocks taken out (a log shows each block on its own, before it runs)."""
-    found = extract(text).runnable
+    """``text`` with its runnable and edit blocks taken out (a log shows each block on its own, before it runs)."""
+    found = extract(text).actions
     if not found:
         return text
     lines = text.split("\n")

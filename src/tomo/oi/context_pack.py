@@ -735,9 +735,13 @@ def _signature(src: list[str]) -> list[str]:
 
 
 def _fence(title: str, src: list[str]) -> str:
+    """A definition as the file has it now, in a fence labeled with its file, not ```python: a model reads a
+    ```python block as "run this", and a small one re-runs it. The file label is also the edit form (tomo.oi.edits):
+    the same block, corrected, replaces the definition."""
     body = "\n".join(src)
     ticks = "````" if "```" in body else "```"
-    return f"\n{title}:\n{ticks}python\n{body}\n{ticks}\n"
+    path = title.split("::", 1)[0]
+    return f"\n{title}, as the file has it now:\n{ticks}{path}\n{body}\n{ticks}\n"
 
 
 def estimate_tokens(text: str) -> int:

@@ -14,8 +14,10 @@ whole process tree and tells the model; a second one, or one while the model is 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import os
 import time
@@ -45,7 +47,9 @@ from tomo.events import (
 from tomo.models.base import Model
 from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
 from tomo.oi.approval import ApproveAll, Gate
-from tomo.oi.blocks import Block, extract
+from tomo.oi.blocks import Block, Extraction, extract
+from tomo.oi.edits import EXAMPLE as EDIT_EXAMPLE
+from tomo.oi.edits import apply_edit, definitions_only, path_comment
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
 from tomo.oi.gates import GateVerdict, TurnGates
 from tomo.oi.prompts import system_prompt
@@ -55,27 +59,77 @@ from tomo.sandbox.model import MAX_CODE_BYTES
 T = TypeVar("T")
 AGENT = "oi"
 CONTEXT_BUDGET_TOKENS = 1500
+MAX_REPLY_TOKENS = 4096
+"""One reply's cap: a reply that reaches it is cut off and said so (a local server left uncapped generates until its
+context is full when a small model loops)."""
 BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+
+
+OUTCOMES = ("verified", "unverified", "unchanged", "interrupted", "error")
 
 
 @dataclass(slots=True)
 class TurnSummary:
-    """How a turn ended. ``verified``: the model ended it itself and every gate that is on is satisfied."""
+    """How a turn ended (``ended_by``) and what the harness can certify about it (``outcome``).
 
-    ended_by: str = "model"  # model | rounds | refused | interrupted | error
+    ``verified`` is the harness's word, never the model's: the model ended the turn itself, a file changed, the last
+    check after the last code change passed and executed changed lines (measured whether or not the exec gate was
+    asked for), and every gate that is on is satisfied. A turn that changed nothing is ``unchanged``, whatever the
+    model said about it."""
+
+    ended_by: str = "model"  # model | rounds | stuck | refused | interrupted | error
     rounds: int = 0
     blocks: int = 0
     files_changed: list[str] = field(default_factory=list)
     gates: dict[str, GateVerdict] = field(default_factory=dict)
+    evidence: GateVerdict = field(default_factory=lambda: GateVerdict(True, False, "no check ran"))
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    pushed_back: int = 0
 
     @property
     def verified(self) -> bool:
-        return self.ended_by == "model" and all(v.satisfied for v in self.gates.values() if v.on)
+        return (self.ended_by == "model" and bool(self.files_changed) and bool(self.evidence.satisfied)
+                and all(v.satisfied for v in self.gates.values() if v.on))
+
+    @property
+    def gated(self) -> bool:
+        return any(v.on for v in self.gates.values())
+
+    @property
+    def outcome(self) -> str:
+        if self.ended_by in ("error", "interrupted"):
+            return self.ended_by
+        if not self.files_changed:
+            return "unchanged"
+        return "verified" if self.verified else "unverified"
+
+    @property
+    def reason(self) -> str:
+        """Why the outcome is what it is, in words a person reads."""
+        outcome = self.outcome
+        if outcome == "error":
+            return f"an error: {self.error}"
+        if outcome == "interrupted":
+            return "the user ended the turn (Ctrl-C)"
+        if outcome == "unchanged":
+            return "no file changed in this turn" + ("" if self.ended_by == "model" else f" ({_ENDED[self.ended_by]})")
+        if outcome == "verified":
+            return self.evidence.reason
+        if self.ended_by != "model":
+            return _ENDED[self.ended_by]
+        if not self.evidence.satisfied:
+            return self.evidence.reason
+        unsatisfied = [f"the {n} gate: {v.reason}" for n, v in self.gates.items() if v.on and not v.satisfied]
+        return "; ".join(unsatisfied) or self.evidence.reason
 
     def gates_dict(self) -> dict[str, Any]:
         return {name: v.to_dict() for name, v in self.gates.items()}
+
+
+_ENDED = {"model": "the model ended it", "rounds": "the rounds ran out before the model ended the turn",
+          "stuck": "the model sent the same reply again and again, so tomo ended the turn",
+          "refused": "the user declined a block", "interrupted": "interrupted", "error": "an error"}
 
 
 class Engine:
@@ -97,6 +151,11 @@ class Engine:
         output_chars: int = MODEL_OUTPUT_CHARS,
         checkpoint: Callable[[list[Message]], None] | None = None,
         stream: bool = False,
+        push_back: bool = True,
+        infer_edits: bool = True,
+        max_repeats: int = 3,
+        check: str | None = None,
+        max_reply_tokens: int | None = MAX_REPLY_TOKENS,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -115,6 +174,11 @@ class Engine:
         self.output_chars = output_chars
         self.checkpoint = checkpoint
         self.stream = stream
+        self.push_back = push_back
+        self.infer_edits = infer_edits
+        self.max_repeats = max_repeats
+        self.check = check
+        self.max_reply_tokens = max_reply_tokens
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._in_block = False
@@ -160,6 +224,7 @@ class Engine:
         gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro)
         gates.start()
         told_unrunnable = False
+        previous, repeats = "", 0
         try:
             while True:
                 if self._end:
@@ -188,15 +253,38 @@ class Engine:
                     emit(AssistantSaid(AGENT, message.content))
                 if reply.finish == "length":
                     emit(ReplyTruncated(AGENT, summary.rounds))
-                found = extract(message.content)
-                if not found.runnable:
+                repeats = repeats + 1 if message.content.strip() and message.content.strip() == previous else 0
+                previous = message.content.strip()
+                if self.max_repeats and repeats >= self.max_repeats:
+                    summary.ended_by = "stuck"
+                    emit(LimitReached(AGENT, "repeats", self.max_repeats))
+                    new.append(Message.user(f"[tomo: you sent the same reply {repeats + 1} times in a row; the turn "
+                                            "ends here.]"))
+                    break
+                found = self._recognise(extract(message.content))
+                if not found.actions:
                     note = found.skipped_note()
                     if note and not told_unrunnable:
                         told_unrunnable = True
                         new.append(Message.user(note))
                         self._save(new)
                         continue
+                    if self.check and gates.unchecked():
+                        report = await self._run_check(summary, gates, emit, why="you ended the turn")
+                        if not gates.unsatisfied() and gates.evidence().satisfied:
+                            new.append(Message.user(report))
+                            summary.ended_by = "model"
+                            break
+                        new.append(Message.user(report))
+                        self._save(new)
+                        continue
                     missing = gates.unsatisfied()
+                    if not missing and self._should_push_back(gates, summary):
+                        summary.pushed_back += 1
+                        emit(GateBlocked("change", "the model tried to end the turn with no file changed"))
+                        new.append(Message.user(push_back_message(self.max_rounds - summary.rounds)))
+                        self._save(new)
+                        continue
                     if not missing:
                         summary.ended_by = "model"
                         break
@@ -205,7 +293,12 @@ class Engine:
                     self._save(new)
                     continue
                 reports: list[str] = []
-                refused = await self._run_blocks(found.runnable, summary, gates, reports, emit)
+                refused = await self._run_blocks(found.actions, summary, gates, reports, emit)
+                if self.check and not refused and not self._end and gates.unchecked():
+                    reports.append(await self._run_check(summary, gates, emit, why="this reply changed code"))
+                if repeats:
+                    reports.append("[tomo: this reply is the same as your previous one, so it did the same thing "
+                                   "again. Read the results above and take a different step.]")
                 new.append(Message.user("\n\n".join(reports)))
                 self._save(new)
                 if refused:
@@ -217,18 +310,19 @@ class Engine:
         finally:
             summary.files_changed = gates.files_changed()
             summary.gates = gates.verdicts()
+            summary.evidence = gates.evidence()
             gates.close()
             self._save(new)
             emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens))
             emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
-                           summary.gates_dict()))
+                           summary.gates_dict(), summary.outcome, summary.reason))
         return new
 
     async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
         """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream."""
         if not self.stream:
-            return await self.model.chat(messages, [])
-        async for item in self.model.stream(messages, []):
+            return await self.model.chat(messages, [], max_tokens=self.max_reply_tokens)
+        async for item in self.model.stream(messages, [], max_tokens=self.max_reply_tokens):
             if isinstance(item, TextDelta):
                 emit(TextStreamed(AGENT, item.text))
             elif isinstance(item, ReplyDone):
@@ -251,6 +345,9 @@ class Engine:
                                ". The turn ends here; the user will say what to do instead.]")
                 return True
             summary.blocks = number
+            if block.edits:
+                reports.append(self._apply_edit(block, number, gates, emit))
+                continue
             reports.append(await self._run_block(block, number, gates, emit))
             if self._end or gates.checks[-1].interrupted:
                 rest = len(blocks) - index - 1
@@ -295,8 +392,105 @@ class Engine:
         check = gates.record(number, block.runner, block.code, code, timed_out=timed_out, interrupted=interrupted)
         emit(CodeRan(block.runner, code, seconds, timed_out, bool(result and result.truncated)))
         emit(BlockOutput(number, output, code, notes, check.changed, interrupted))
+        hint = "" if check.changed or interrupted else self._unchanged_hint(block)
         return block_report(number, block.runner, code, output, seconds=seconds, notes=notes, changed=check.changed,
-                            interrupted=interrupted, limit=self.output_chars)
+                            interrupted=interrupted, limit=self.output_chars, unchanged_hint=hint)
+
+    async def _run_check(self, summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None], *,
+                         why: str) -> str:
+        """The project's check (``check``), run by the harness itself after code changed and no check followed: a
+        weak model often edits and then stops, or says the tests pass without running them. Measured like any block,
+        so it counts as evidence only when it executed the change."""
+        assert self.check is not None
+        summary.blocks += 1
+        number = summary.blocks
+        block = Block(label="bash", code=self.check + "\n", line=0, runner="shell")
+        emit(Notice("info", f"tomo runs the project's check `{self.check}` because {why} and no check ran after it"))
+        emit(BlockStarted(summary.rounds, number, "shell", block.code))
+        report = await self._run_block(block, number, gates, emit)
+        return f"[tomo ran the project's check because {why} and no check ran after the change]\n{report}"
+
+    def _apply_edit(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
+        """An edit block: laid into its file by the harness (:mod:`tomo.oi.edits`), recorded as a change, not a
+        check."""
+        assert block.target is not None
+        done = apply_edit(self.root, block.target, block.code, block.symbol)
+        if block.inferred:
+            done.summary += (f"\n[tomo: this ```python block only defines {', '.join(definitions_only(block))}, "
+                             f"defined in {done.path}, so tomo laid it into that file instead of running it. Label "
+                             "a block with its file to say where it goes yourself.]")
+        check = gates.record(number, "edit", block.code, 0 if done.ok else 1, kind="neutral")
+        shown = "\n".join(p for p in (done.summary, done.diff.rstrip("\n")) if p)
+        emit(BlockOutput(number, shown, 0 if done.ok else 1, [f"not laid in: {i}" for i in done.ignored],
+                         check.changed))
+        report = done.report(number)
+        if check.changed:
+            report += f"\n[tomo: this block changed {', '.join(check.changed)}]"
+        elif done.ok:
+            report += "\n[tomo: this block changed no file]"
+        return report
+
+    def _recognise(self, found: Extraction) -> Extraction:
+        """Python blocks that say where their code belongs are edits of that file: a first line naming an existing
+        file (``# pkg/mod.py``), or (``infer_edits``) a block that only defines functions and classes whose names
+        are defined in exactly one file of the project. Running such a block would change nothing: it defines names
+        in a process that then exits, which is the weak model's most common way of "fixing" code."""
+        blocks = []
+        for block in found.blocks:
+            path = path_comment(self.root, block) if block.runs else None
+            inferred = False
+            if path is None and block.runs and self.infer_edits:
+                path = self._home_of(block)
+                inferred = path is not None
+            blocks.append(dataclasses.replace(block, target=path, inferred=inferred) if path else block)
+        return Extraction(blocks)
+
+    def _home_of(self, block: Block) -> str | None:
+        """The one file that defines the names of a definitions-only Python block, or None."""
+        names = definitions_only(block)
+        if not names:
+            return None
+        homes = self._homes(names)
+        files = {p for n in names for p in homes.get(n, [])}
+        if len(files) != 1 or any(len(set(homes.get(n, []))) > 1 for n in names):
+            return None
+        return files.pop()
+
+    def _should_push_back(self, gates: TurnGates, summary: TurnSummary) -> bool:
+        """Once per turn, a gated turn that would end with nothing changed is asked again (a weak model often says
+        "fixed" after only showing the fix)."""
+        return (self.push_back and (self.exec_gate or self.repro) and summary.pushed_back == 0
+                and not gates.files_changed() and summary.rounds < self.max_rounds)
+
+    def _unchanged_hint(self, block: Block) -> str:
+        """For a Python block that defined functions or classes and wrote nothing: where those names live, and the
+        edit form that would have changed them."""
+        if block.runner != "python":
+            return ""
+        try:
+            tree = ast.parse(block.code)
+        except SyntaxError:
+            return ""
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+        if not names:
+            return ""
+        homes = self._homes(names)
+        where = "; ".join(f"`{n}` is defined in {', '.join(sorted(set(homes[n]))[:3])}" for n in names if homes.get(n))
+        shown = ", ".join(f"`{n}`" for n in names[:4])
+        target = next((homes[n][0] for n in names if homes.get(n)), "path/to/module.py")
+        return (f"Defining {shown} in a block only defines it in that block's process; no project file changed. "
+                + (f"{where}. " if where else "")
+                + f"To change a file, label the block with it and write the whole new definition:\n```python {target}\n"
+                  f"def {names[0]}(...):\n    ...\n```\nthen run the tests in a separate block.")
+
+    def _homes(self, names: list[str]) -> dict[str, list[str]]:
+        try:
+            from tomo.prism import Graph
+
+            with Graph.open(self.root) as graph:
+                return {n: [s.path for s in graph.find_symbol(n, limit=20) if s.name == n] for n in names}
+        except Exception:  # a hint is a help, never a reason to fail the block
+            return {}
 
     def _argv(self, block: Block, env: dict[str, str]) -> list[str]:
         command = [self.sandbox.python, "-u", "-c", block.code] if block.runner == "python" else [BASH, "-c",
@@ -330,6 +524,18 @@ class Engine:
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:
             self.checkpoint(new)
+
+
+def push_back_message(rounds_left: int, *, tools: bool = False) -> str:
+    """What a model that tried to end a gated turn with nothing changed reads, once."""
+    if tools:
+        how = "change the file with edit_file or write_file, then run the tests with the run tool"
+    else:
+        how = ("write the whole corrected definition in a block labeled with its file, for example\n"
+               f"{EDIT_EXAMPLE}\nand then run the tests in a ```bash block")
+    return ("[tomo: you are ending the turn, but no file of the project has changed: code that is only shown, "
+            f"defined or printed changes nothing. If the task needs a change, make it now: {how}. If no change is "
+            f"needed, say so and why. {rounds_left} round(s) left.]")
 
 
 def refusal(missing: list[tuple[str, str]], rounds_left: int, *,

@@ -34,7 +34,8 @@ def cap_output(text: str, limit: int = MODEL_OUTPUT_CHARS) -> tuple[str, bool]:
 
 
 def block_report(number: int, runner: str, exit_code: int, output: str, *, seconds: float, notes: Sequence[str] = (),
-                 changed: Sequence[str] = (), interrupted: bool = False, limit: int = MODEL_OUTPUT_CHARS) -> str:
+                 changed: Sequence[str] = (), interrupted: bool = False, limit: int = MODEL_OUTPUT_CHARS,
+                 unchanged_hint: str = "") -> str:
     """One block's result, as the model reads it."""
     shown, _ = cap_output(output, limit)
     status = "interrupted by the user (Ctrl-C)" if interrupted else f"exit code {exit_code}"
@@ -49,4 +50,7 @@ def block_report(number: int, runner: str, exit_code: int, output: str, *, secon
     if changed:
         more = f" and {len(changed) - 12} more" if len(changed) > 12 else ""
         parts.append(f"[tomo: this block changed {', '.join(changed[:12])}{more}]")
+    elif not interrupted:  # said every time: a model that believes it fixed something must read that it did not
+        parts.append(f"[tomo: this block changed no file. {unchanged_hint}]" if unchanged_hint
+                     else "[tomo: this block changed no file]")
     return "\n".join(parts)

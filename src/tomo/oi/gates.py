@@ -98,10 +98,11 @@ class GateVerdict:
 class TurnGates:
     """The evidence of one turn and the gates' verdicts on it. ``measure`` installs the site hook for each block."""
 
-    def __init__(self, root: Path, *, exec_gate: bool, repro: bool) -> None:
+    def __init__(self, root: Path, *, exec_gate: bool, repro: bool, measure: bool = True) -> None:
         self.root = root
         self.exec_gate = exec_gate
         self.repro = repro
+        self._measure = measure
         self.scanner = Scanner(root)
         self.baseline: Snapshot = Snapshot()
         self.current: Snapshot = Snapshot()
@@ -113,7 +114,8 @@ class TurnGates:
 
     @property
     def measure(self) -> bool:
-        return self.exec_gate or self.repro
+        """Evidence is measured on every turn, gates or not: "verified" is never said without it."""
+        return self._measure or self.exec_gate or self.repro
 
     # ---- the turn ---------------------------------------------------------------------------------------------
 
@@ -177,6 +179,16 @@ class TurnGates:
     def verdicts(self) -> dict[str, GateVerdict]:
         return {"exec": self._exec_verdict(), "repro": self._repro_verdict()}
 
+    def evidence(self) -> GateVerdict:
+        """The exec gate's test, asked of every turn: did a passing check execute the changed code? Unlike the gate,
+        a turn that changed no code has no evidence (there is nothing to verify)."""
+        if not self.changed_code():
+            changed = self.files_changed()
+            return GateVerdict(True, False, "no file changed" if not changed else
+                               f"only files that are not code changed ({_names(changed)}): there is nothing to run")
+        ok, reason = self.exec_evidence()
+        return GateVerdict(True, ok, reason)
+
     def unsatisfied(self) -> list[tuple[str, str]]:
         """The gates that are on and would keep the turn open, with what is missing."""
         return [(name, v.reason) for name, v in self.verdicts().items() if v.on and not v.satisfied]
@@ -200,6 +212,13 @@ class TurnGates:
             return GateVerdict(False, None, "off", refusals)
         ok, reason = self.repro_evidence()
         return GateVerdict(True, ok, reason, refusals)
+
+    def unchecked(self) -> bool:
+        """Code changed in this turn and no check (a block that is not neutral) ran after the last change."""
+        if not self.changed_code():
+            return False
+        last_change = max((c.number for c in self.checks if c.changed_code), default=0)
+        return not any(c.number > last_change and c.kind != "neutral" for c in self.checks)
 
     def exec_evidence(self) -> tuple[bool, str]:
         changed = self.changed_code()

@@ -26,7 +26,7 @@ from tomo.models.base import Model
 from tomo.models.messages import Message, Reply, ToolSpec
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block
-from tomo.oi.engine import BASH, TurnSummary, refusal
+from tomo.oi.engine import BASH, TurnSummary, push_back_message, refusal
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
 from tomo.oi.gates import TurnGates
 from tomo.oi.prompts import system_prompt
@@ -60,7 +60,7 @@ class ToolsEngine:
                  max_rounds: int = 20, exec_gate: bool = False, repro: bool = False,
                  directives: Sequence[str] = (), limits: Limits | None = None,
                  output_chars: int = MODEL_OUTPUT_CHARS,
-                 checkpoint: Callable[[list[Message]], None] | None = None) -> None:
+                 checkpoint: Callable[[list[Message]], None] | None = None, push_back: bool = True) -> None:
         self.model = _Recording(model)
         self.sandbox = sandbox
         self.gate: Gate = gate or ApproveAll()
@@ -71,6 +71,7 @@ class ToolsEngine:
         self.limits = limits or sandbox.limits
         self.output_chars = output_chars
         self.checkpoint = checkpoint
+        self.push_back = push_back
         self.last = TurnSummary()
         self._graph: Any = None
         self._gates: TurnGates | None = None
@@ -139,6 +140,12 @@ class ToolsEngine:
                     summary.error = f"the loop stopped: {outcome.stopped_by}"
                     break
                 missing = gates.unsatisfied()
+                if (not missing and self.push_back and (self.exec_gate or self.repro) and not summary.pushed_back
+                        and not gates.files_changed() and summary.rounds < self.max_rounds):
+                    summary.pushed_back += 1
+                    sink.emit(GateBlocked("change", "the model tried to end the turn with no file changed"))
+                    messages.append(Message.user(push_back_message(self.max_rounds - summary.rounds, tools=True)))
+                    continue
                 if not missing:
                     summary.ended_by = "model"
                     break
@@ -156,13 +163,14 @@ class ToolsEngine:
         finally:
             summary.files_changed = gates.files_changed()
             summary.gates = gates.verdicts()
+            summary.evidence = gates.evidence()
             gates.close()
             if self._graph is not None:
                 self._graph.close()
                 self._graph = None
             self._save(messages, len(prefix))
             sink.emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed,
-                                summary.verified, summary.gates_dict()))
+                                summary.verified, summary.gates_dict(), summary.outcome, summary.reason))
         return messages[len(prefix):]
 
     def _save(self, messages: list[Message], skip: int) -> None:
@@ -260,7 +268,7 @@ class ToolsEngine:
             """Every reference to a symbol across the project.
 
             Args:
-                symbol: a qualified name from find_symbol, e.g. "shop.orders.Order.total"
+                symbol: a qualified name from find_symbol, e.g. "package.module.Class.method"
             """
             return self._graph_open().references(symbol)
 

@@ -56,8 +56,9 @@ class OiRunner:
     ``[sandbox]`` in the worktree, no block needs approval (the worktree is the worker's own), and the exec gate is
     on, so a turn that changed code ends only after a check that ran the change came back green.
 
-    The verdict: ``passed`` when the exec gate is satisfied by a green check, ``failed`` when the last check after
-    the change failed, ``unverified`` otherwise (no check ran, the rounds ran out, the model failed).
+    The verdict: ``passed`` only when the engine's outcome is ``verified`` (a file changed and a green check executed
+    the change; a turn that changed nothing never passes), ``failed`` when the last check after the change failed,
+    ``unverified`` otherwise (nothing changed, no check ran, the rounds ran out).
     """
 
     def __init__(self, settings: Settings, *, max_rounds: int = 20, exec_gate: bool = True) -> None:
@@ -78,7 +79,7 @@ class OiRunner:
         gate = summary.gates.get("exec")
         if summary.ended_by == "error":
             raise ModelError(f"the code engine's model failed: {summary.error}", hint="see the worker's error")
-        if gate is not None and gate.on and gate.satisfied and summary.ended_by == "model":
+        if summary.verified:
             verdict: Verdict = "passed"
         elif gate is not None and gate.on and not gate.satisfied and "failed (exit" in gate.reason:
             verdict = "failed"
@@ -88,7 +89,7 @@ class OiRunner:
         text = (said[-1] if said else "(the engine said nothing)") + (
             f"\n\nended by: {summary.ended_by} after {summary.rounds} round(s), {summary.blocks} block(s); "
             f"files changed: {', '.join(summary.files_changed) or 'none'}; exec gate: "
-            f"{gate.reason if gate is not None else 'n/a'}")
+            f"{gate.reason if gate is not None else 'n/a'}; outcome: {summary.outcome} ({summary.reason})")
         return CodeResult(text, summary.usage, verdict)
 
 

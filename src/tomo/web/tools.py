@@ -83,7 +83,7 @@ class ConsoleTools:
 
         Args:
             workspace: the workspace's name
-            query: a name or a dotted qualified name, e.g. Cart or shop.cart.Cart.total
+            query: a name or a dotted qualified name, e.g. Class or package.module.Class.method
         """
         with self._graph(caller, workspace) as graph:
             return [_symbol(s) for s in graph.find_symbol(query)]

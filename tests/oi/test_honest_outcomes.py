@@ -1,0 +1,142 @@
+"""Issue 26: "verified" only when a check ran the changed code green, and a weak model is told the truth.
+
+The scripted models here replay what a real small coder model (Qwen2.5-Coder 1.5B on llama.cpp) was seen doing: it
+types the corrected function as a ```python block, which defines the function in a process that exits and changes
+no file, then says "fixed". The harness must never certify that, must tell the model what its block did, and must
+give it an edit form it gets right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from oi.oi_support import GREEN, PYTEST, RED, say, sh
+from oi.test_engine import StartSink
+from tomo.events import GateBlocked, LimitReached, ListSink, TurnEnded
+
+FIXED_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def py_block(code: str, label: str = "python") -> dict[str, str]:
+    return {"content": f"Here is the corrected function:\n\n```{label}\n{code}```\n"}
+
+
+async def turn(make_engine, sandbox, project, replies, **kwargs):
+    engine, model = make_engine(sandbox, project, replies, **kwargs)
+    sink = ListSink()
+    messages = await engine.turn([], "add() subtracts; make it add", sink)
+    return engine.last, messages, sink, model
+
+
+async def test_a_typed_function_that_changes_nothing_is_never_verified(make_engine, strict, project):
+    typed = py_block(FIXED_ADD + "\nprint(add(2, 3))\n")  # it runs: defines add, prints 5, writes nothing
+    summary, messages, sink, model = await turn(make_engine, strict, project,
+                                                [typed, say("fixed"), say("fixed, really")], exec_gate=True)
+    assert "return a - b" in (project / "calc.py").read_text()  # nothing was written
+    assert summary.outcome == "unchanged" and not summary.verified and summary.files_changed == []
+    report = messages[2].content
+    assert "this block changed no file" in report
+    assert "`add` is defined in calc.py" in report and "```python calc.py" in report  # where, and the edit form
+    assert summary.pushed_back == 1 and [e.gate for e in sink.of(GateBlocked)] == ["change"]
+    assert "no file of the project has changed" in model.sent[2][-1].content
+    ended = sink.of(TurnEnded)[0]
+    assert ended.outcome == "unchanged" and not ended.verified and "no file changed" in ended.reason
+
+
+async def test_without_a_gate_nothing_changed_is_unchanged_and_not_pushed_back(make_engine, strict, project):
+    summary, _, sink, _ = await turn(make_engine, strict, project, [py_block(FIXED_ADD + "print(1)\n"), say("fixed")])
+    assert summary.outcome == "unchanged" and not summary.verified and summary.pushed_back == 0
+    assert not sink.of(GateBlocked)
+
+
+async def test_push_back_can_be_switched_off(make_engine, strict, project):
+    summary, _, _, model = await turn(make_engine, strict, project, [say("fixed")], exec_gate=True, push_back=False)
+    assert summary.outcome == "unchanged" and summary.pushed_back == 0 and model.remaining == 0
+
+
+async def test_a_labeled_edit_block_is_laid_into_its_file_and_verified_by_a_real_check(make_engine, strict, project):
+    replies = [py_block(FIXED_ADD, "python calc.py"), GREEN, say("fixed add")]
+    summary, messages, _, _ = await turn(make_engine, strict, project, replies, exec_gate=True)
+    text = (project / "calc.py").read_text()
+    assert "return a + b" in text and "def area(r):" in text and "import math" in text  # the rest kept
+    assert "replaced `add`" in messages[2].content and "this block changed calc.py" in messages[2].content
+    assert summary.outcome == "verified" and summary.verified and summary.files_changed == ["calc.py"]
+
+
+async def test_an_edit_without_a_check_is_unverified_even_without_a_gate(make_engine, strict, project):
+    summary, _, _, _ = await turn(make_engine, strict, project, [py_block(FIXED_ADD, "python calc.py"), say("done")])
+    assert summary.outcome == "unverified" and not summary.verified
+    assert "no check ran" in summary.reason
+
+
+async def test_a_definitions_only_block_is_an_edit_of_the_one_file_that_defines_it(make_engine, strict, project):
+    replies = [py_block(FIXED_ADD), GREEN, say("fixed")]
+    summary, messages, _, _ = await turn(make_engine, strict, project, replies, exec_gate=True)
+    assert "return a + b" in (project / "calc.py").read_text()
+    assert "laid it into that file instead of running it" in messages[2].content
+    assert summary.verified
+
+
+async def test_inference_can_be_switched_off_and_never_guesses_between_files(make_engine, strict, project):
+    summary, _, _, _ = await turn(make_engine, strict, project, [py_block(FIXED_ADD), say("ok")], infer_edits=False)
+    assert summary.outcome == "unchanged"
+    (project / "other.py").write_text("def add(a, b):\n    return 0\n")  # now two files define add
+    summary, messages, _, _ = await turn(make_engine, strict, project, [py_block(FIXED_ADD), say("ok")])
+    assert summary.outcome == "unchanged" and "this block changed no file" in messages[2].content
+
+
+async def test_an_edit_may_not_leave_the_project(make_engine, strict, project, tmp_path):
+    outside = tmp_path / "outside.py"
+    replies = [{"content": f"```python ../outside.py\nx = 1\n```\n```python {outside}\nx = 1\n```\n"
+                           "```python .git/hooks/x.py\nx = 1\n```"}, say("done")]
+    summary, messages, _, _ = await turn(make_engine, strict, project, replies)
+    assert not outside.exists() and not (project / ".git").exists()
+    report = messages[2].content
+    assert "leaves the project" in report and report.count("Nothing was written") == 3
+    assert summary.outcome == "unchanged"
+
+
+async def test_the_project_check_runs_when_the_model_edits_and_stops(make_engine, strict, project):
+    replies = [py_block(FIXED_ADD, "python calc.py"), say("fixed")]
+    summary, messages, _, _ = await turn(make_engine, strict, project, replies, exec_gate=True, check=f"{PYTEST} tests")
+    assert "tomo ran the project's check" in messages[2].content and "3 passed" in messages[2].content
+    assert summary.outcome == "verified" and summary.blocks == 2
+
+
+async def test_a_failing_project_check_goes_back_to_the_model(make_engine, strict, project):
+    wrong = py_block("def add(a, b):\n    return a * b\n", "python calc.py")
+    replies = [wrong, say("fixed"), py_block(FIXED_ADD, "python calc.py"), say("fixed now")]
+    summary, messages, _, model = await turn(make_engine, strict, project, replies, exec_gate=True,
+                                             check=f"{PYTEST} tests")
+    assert "1 failed" in messages[2].content and "exit code 1" in messages[2].content
+    assert summary.outcome == "verified" and model.remaining == 0
+
+
+async def test_the_same_reply_again_and_again_ends_the_turn(make_engine, strict, project):
+    same = sh("echo same")
+    summary, _, sink, model = await turn(make_engine, strict, project, [same] * 5 + [say("never")], max_repeats=3)
+    assert summary.ended_by == "stuck" and summary.rounds == 4 and model.remaining == 2
+    assert sink.of(LimitReached)[0].limit == "repeats"
+    assert summary.outcome == "unchanged"
+
+
+async def test_one_ctrl_c_that_kills_the_only_check_leaves_the_turn_unverified(make_engine, strict, project):
+    slow_green = sh(f"sleep 46.5 && {PYTEST} tests")
+    replies = [py_block(FIXED_ADD, "python calc.py"), slow_green, say("done, the tests pass")]
+    engine, _ = make_engine(strict, project, replies)
+    sink = StartSink()
+    task = asyncio.create_task(engine.turn([], "fix add", sink))
+    await sink.started.wait()  # the edit
+    sink.started.clear()
+    await sink.started.wait()  # the check
+    await asyncio.sleep(1.0)
+    engine.interrupt()
+    await task
+    summary = engine.last
+    assert summary.ended_by == "model" and summary.files_changed == ["calc.py"]
+    assert summary.outcome == "unverified" and "interrupted" in summary.reason
+
+
+async def test_every_block_says_whether_it_changed_a_file(make_engine, strict, project):
+    _, messages, _, _ = await turn(make_engine, strict, project, [RED, say("it fails")])
+    assert messages[2].content.rstrip().endswith("[tomo: this block changed no file]")

@@ -1,0 +1,125 @@
+"""Symbol-anchored replace: definitions laid into a file by name, what is left out kept, never broken output."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tomo.prism.splice import SpliceError, splice_python
+
+MODULE = '''\
+"""Stats."""
+import math
+
+LIMIT = 10
+
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+@staticmethod
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+class Cart:
+    """A cart."""
+
+    TAX = 1
+
+    def __init__(self):
+        self.items = []
+
+    @property
+    def total(self):
+        return sum(self.items)
+
+    def add(self, item):
+        self.items.append(item)
+'''
+
+
+def test_a_function_replaces_the_one_of_that_name_and_keeps_the_rest():
+    done = splice_python(MODULE, "def mean(values):\n    return math.fsum(values) / len(values)\n")
+    assert done.replaced == ["mean"] and not done.added and not done.ignored
+    assert "math.fsum(values)" in done.text and "return sum(values)" not in done.text
+    assert done.text.count("def median") == 1 and "class Cart" in done.text and "LIMIT = 10" in done.text
+    assert done.text.startswith('"""Stats."""\nimport math\n')
+
+
+def test_decorators_go_with_the_definition_they_belong_to():
+    done = splice_python(MODULE, "def median(values):\n    return sorted(values)[0]\n")
+    assert "@staticmethod" not in done.text  # the old decorator line went with the old definition
+    assert "return sorted(values)[0]" in done.text and done.text.count("def median") == 1
+
+
+def test_a_method_written_alone_replaces_that_method_reindented():
+    done = splice_python(MODULE, "def add(self, item):\n    self.items.insert(0, item)\n")
+    assert done.replaced == ["Cart.add"]
+    assert "    def add(self, item):\n        self.items.insert(0, item)\n" in done.text
+    ast.parse(done.text)
+
+
+def test_a_partial_class_replaces_its_methods_and_keeps_the_others():
+    block = ("class Cart:\n    TAX = 2\n\n    @property\n    def total(self):\n"
+             "        return sum(self.items) * self.TAX\n\n    def clear(self):\n        self.items = []\n")
+    done = splice_python(MODULE, block)
+    assert set(done.replaced) == {"Cart.total", "Cart.TAX"} and done.added == ["Cart.clear"]
+    assert "def __init__" in done.text and "def add" in done.text and "TAX = 2" in done.text
+    assert '"""A cart."""' in done.text
+    namespace: dict[str, object] = {}
+    exec(compile(done.text, "m.py", "exec"), namespace)
+    cart = namespace["Cart"]()  # type: ignore[operator]
+    cart.add(3)
+    assert cart.total == 6
+    cart.clear()
+    assert cart.total == 0
+
+
+def test_new_names_are_added_imports_merged_and_stray_statements_reported():
+    block = ("import statistics\nimport math\n\ndef mode(values):\n    return statistics.mode(values)\n\n"
+             "print(mode([1, 1, 2]))\nif __name__ == '__main__':\n    mode([1])\n")
+    done = splice_python(MODULE, block)
+    assert done.added == ["mode"] and done.imports == ["import statistics"]
+    assert len(done.ignored) == 2 and "print(mode" in done.ignored[0]
+    assert "print(mode" not in done.text and done.text.rstrip().endswith("return statistics.mode(values)")
+    assert done.text.index("import statistics") < done.text.index("LIMIT = 10")
+
+
+def test_an_assignment_to_a_known_name_replaces_it():
+    done = splice_python(MODULE, "LIMIT = 20\n")
+    assert done.replaced == ["LIMIT"] and "LIMIT = 20" in done.text and "LIMIT = 10" not in done.text
+
+
+def test_an_anchored_block_replaces_exactly_that_symbol_even_under_another_name():
+    done = splice_python(MODULE, "def add2(self, item):\n    pass\n", "Cart.add")
+    assert done.replaced == ["Cart.add"] and "def add2(self, item):" in done.text and "def add(self" not in done.text
+    with pytest.raises(SpliceError, match="not defined"):
+        splice_python(MODULE, "def x():\n    pass\n", "Cart.nothing")
+    with pytest.raises(SpliceError, match="exactly one definition"):
+        splice_python(MODULE, "def a():\n    pass\ndef b():\n    pass\n", "mean")
+
+
+def test_a_block_that_does_not_parse_changes_nothing():
+    with pytest.raises(SpliceError, match="does not parse"):
+        splice_python(MODULE, "def mean(values)\n    return 0\n")
+
+
+def test_an_indented_block_is_dedented_first():
+    done = splice_python(MODULE, "    def mean(values):\n        return 0\n")
+    assert "def mean(values):\n    return 0\n" in done.text
+
+
+def test_a_file_that_does_not_parse_takes_the_block_whole():
+    done = splice_python("def broken(:\n", "def fixed():\n    return 1\n")
+    assert done.whole and done.text == "def fixed():\n    return 1\n"
+
+
+def test_a_signature_with_dots_never_replaces_a_body():
+    with pytest.raises(SpliceError, match=r"only `\.\.\.` as its body"):
+        splice_python(MODULE, 'def mean(values):\n    """Mean."""\n    ...\n')
+    stubbed = "class P:\n    def run(self):\n        ...\n"
+    assert "return 1" in splice_python(stubbed, "def run(self):\n    return 1\n").text  # a stub may be filled in

@@ -124,7 +124,9 @@ def test_task(task: Path, tmp_path: Path) -> None:
     assert lines < MAX_REPO_LINES, f"{lines} lines in repo/"
     for rel in _files(hidden):
         assert not (repo / rel).exists() and not (reference / rel).exists(), f"hidden/{rel} collides"
-        assert rel.name.startswith(("test_hidden_", "_oracle_")) or rel.parts[0] == "_original", rel
+        if rel.parts[0] == "_original":
+            continue
+        assert rel.name.startswith(("test_hidden_", "_oracle_")), f"hidden/{rel}: name it test_hidden_* or _oracle_*"
         assert rel.stem not in str(meta["prompt"]), f"the prompt names hidden/{rel}"
     assert "hidden" not in str(meta["prompt"]).lower()
 

@@ -1,0 +1,1 @@
+"""Response-time statistics per endpoint, from the load balancer's access log."""

@@ -1,0 +1,1 @@
+"""The static blog generator's URL helpers."""

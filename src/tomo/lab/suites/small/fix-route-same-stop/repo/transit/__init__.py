@@ -1,0 +1,1 @@
+"""The city transit network: stops, routes between them, and fares."""

@@ -1,0 +1,5 @@
+"""Unit conversions for the weather station display."""
+
+from units.temperature import convert
+
+__all__ = ["convert"]

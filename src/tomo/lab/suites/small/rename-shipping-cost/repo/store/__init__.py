@@ -1,0 +1,1 @@
+"""Order checkout for the web store."""

@@ -73,3 +73,17 @@ def test_a_whole_answer_exits_0(run_tomo: Callable[..., Any], shop: Path) -> Non
         server.push(find_call(stream=True), sse(openai_stream(["Nothing to do."], [], "stop")))
         done = run_tomo("assist", TASK, "--model", spec(server), "--root", str(shop), env=ENV)
     assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def test_a_slow_local_server_is_asked_once_and_the_error_names_the_setting(run_tomo: Callable[..., Any],
+                                                                           shop: Path) -> None:
+    # A local server still generating when the read timeout hits: no second identical request queued behind it.
+    (shop / "tomo.toml").write_text("[providers.openai-compat]\ntimeout_s = 0.5\n")
+    with LoopbackServer() as server:
+        server.push(*[Canned(delay_s=3.0, body=openai_body("late"))] * 3)
+        done = run_tomo("assist", TASK, "--model", spec(server), "--root", str(shop), env=ENV)
+        posts = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert done.returncode != 0, (done.stdout, done.stderr)  # a failure, whatever its code
+    assert len(posts) == 1
+    assert "did not answer within 0.5 s" in done.stdout + done.stderr
+    assert "raise timeout_s under [providers.openai-compat]" in done.stdout + done.stderr

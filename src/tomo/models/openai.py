@@ -285,7 +285,7 @@ class OpenAIModel(HttpModel):
         key_env: str | None = "OPENAI_API_KEY",
         provider: str = "openai",
         max_tokens_field: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
     ) -> None:

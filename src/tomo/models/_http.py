@@ -210,7 +210,7 @@ class HttpModel:
         sink: Sink | None = None,
     ) -> None:
         self.model = model
-        self.name = f"{self.provider}:{model}"  # the spec that names this model
+        self.name = f"{self.provider}:{model}"  # the spec that names this model (logs and transcripts show it)
         self.endpoint = endpoint
         self.headers = dict(headers or {})
         # On this machine: a server that works on one request at a time (see the module's docstring).

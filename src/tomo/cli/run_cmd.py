@@ -163,7 +163,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     try:
         if engine == "oi":
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
-                             context, session, history, sink, stream=not as_json)
+                             context, session, history, sink, stream=True)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 

@@ -1,5 +1,5 @@
-"""What the logs say about the model, as a user reads them: `tomo run` and `tomo assist` in a subprocess against a
-loopback OpenAI-compatible server, their transcripts, and `tomo replay` of those.
+"""`tomo run`, `tomo assist` and `tomo replay` in a subprocess against a loopback OpenAI-compatible server, as a user
+runs them: what the logs, transcripts and replays say about the model, and how --json asks it.
 
 The model is named by the spec a user can paste back into ``--model`` (``openai-compat:URL#NAME``, not
 ``openai-compat:NAME``, which names no server). Token counts are marked ``~`` exactly when tomo estimated them (the
@@ -139,3 +139,32 @@ def test_run_marks_estimated_counts_as_the_notice_says(run_tomo: Callable[..., A
     assert done.stdout.count(ESTIMATED_NOTICE) == 1, (done.stdout, done.stderr)
     [step] = [line for line in done.stdout.splitlines() if line.startswith("step ")]
     assert " · ~" in step and "/ ~" in step and "tokens: ~" in done.stdout
+
+
+# ---- --json streams too ------------------------------------------------------------------------------------------
+# A long generation asked for unstreamed is one request that must finish within the read timeout; streamed, every
+# chunk resets it. --json changes what stdout prints, not how the model is asked.
+
+
+def test_run_json_streams_and_prints_only_the_json(run_tomo: Callable[..., Any], tmp_path: Path,
+                                                   served: Callable[..., Server]) -> None:
+    server = served(stream(["Nothing to change: add already adds."], [], "stop", usage=True))
+    done = run_tomo("run", "check add", "--model", server.spec, "--root", str(run_project(tmp_path)), "--sandbox",
+                    "local", "--yes", "--no-context", "--json", env=ENV)
+    [post] = [r.json for r in server.loopback.requests if r.path.endswith("/chat/completions")]
+    assert post["stream"] is True and post["stream_options"] == {"include_usage": True}
+    result = json.loads(done.stdout)  # stdout holds the JSON and nothing else
+    assert result["rounds"] == 1 and result["ended_by"] == "model"
+    assert f"step 1 · {server.spec} · " in done.stderr  # the live log went to stderr
+
+
+def test_assist_json_streams_and_prints_only_the_json(run_tomo: Callable[..., Any], shop: Path,
+                                                      served: Callable[..., Server]) -> None:
+    server = served(stream([], [("c1", "find_symbol", [json.dumps(FIND)])], "tool_calls", usage=True),
+                    stream(["It is in shop/lines.py."], [], "stop", usage=True))
+    done = run_tomo("assist", "where is OrderLine.total defined?", "--model", server.spec, "--root", str(shop),
+                    "--json", env=ENV)
+    posts = [r.json for r in server.loopback.requests if r.path.endswith("/chat/completions")]
+    assert [p["stream"] for p in posts] == [True, True]
+    summary = json.loads(done.stdout)["summary"]
+    assert summary["steps"] == 2 and summary["model"] == server.spec

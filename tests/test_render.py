@@ -146,3 +146,24 @@ def test_streamed_text_shows_in_the_live_status_and_is_logged_once() -> None:
     run_sync(Agent("w"), ScriptedModel([{"content": text}]), registry(), Caller("ann", 1), "go", sink=log,
              stream=True)
     assert buf.getvalue().count(text) == 1 and "writing" not in buf.getvalue()
+
+
+def test_a_long_call_or_failure_is_whole_in_a_pipe_and_one_cut_line_on_a_terminal() -> None:
+    from tomo.events import ModelFailed, ToolCalled, ToolRefused
+
+    long = "x" * 150
+    events = [ToolCalled("a", "refs", {"symbol": "a.b"}, True, f"refs r1: {long}"),
+              ToolRefused("a", "grep", f"refused: {long}"),
+              ModelFailed("a", 2, f"openai-compat (http://127.0.0.1:8012/v1) did not answer: {long}")]
+    piped = io.StringIO()
+    sink = RichSink(Console(file=piped, width=80, color_system=None, force_terminal=False, soft_wrap=True))
+    for event in events:
+        sink.emit(event)
+    lines = piped.getvalue().splitlines()
+    assert len(lines) == 3 and all(line.endswith(long) for line in lines), lines
+    terminal = io.StringIO()
+    sink = RichSink(Console(file=terminal, width=80, color_system=None, force_terminal=True))
+    for event in events:
+        sink.emit(event)
+    lines = terminal.getvalue().splitlines()
+    assert len(lines) == 3 and all(len(line) <= 80 and line.endswith("…") for line in lines), lines

@@ -28,7 +28,8 @@ class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = 120.0
+    # Seconds to wait for an answer; unset: 900 for a server on this machine, else 120 (Ollama 300). models/_http.py
+    timeout_s: float | None = Field(default=None, gt=0)
     max_retries: int = 2
     num_ctx: int | None = None  # Ollama only
     # sampling temperature sent with every request; None: the provider's default, except local OpenAI-compatible

@@ -328,12 +328,26 @@ async def test_a_500_that_repeats_for_the_same_request_is_not_retried_as_transie
     assert len(server.requests) == 2
 
 
-async def test_timeout(wire: Wire, server: LoopbackServer, retry: RetryPolicy) -> None:
+async def test_a_remote_server_that_times_out_is_retried(wire: Wire, server: LoopbackServer,
+                                                         retry: RetryPolicy) -> None:
+    server.push(*[Canned(delay_s=1.0, body=wire.text("late").body)] * 3)
+    model = wire.model(server.url, retry, timeout_s=0.2)
+    model.local = False  # the policy for a server elsewhere (a hosted API, a pool behind a load balancer)
+    with pytest.raises(ModelTimeout, match=f"{wire.name} .* did not answer within 0.2 s") as info:
+        await model.chat(convo())
+    assert len(server.requests) == 3  # the first try and two retries
+    assert f"[providers.{wire.name}]" in info.value.hint
+
+
+async def test_a_local_server_still_generating_gets_the_request_once(wire: Wire, server: LoopbackServer,
+                                                                    retry: RetryPolicy) -> None:
+    # llama-cpp-python works on one request at a time: a retry would queue a second generation behind the first.
     server.push(*[Canned(delay_s=1.0, body=wire.text("late").body)] * 3)
     with pytest.raises(ModelTimeout, match=f"{wire.name} .* did not answer within 0.2 s") as info:
         await wire.model(server.url, retry, timeout_s=0.2).chat(convo())
-    assert len(server.requests) == 3  # the first try and two retries
-    assert f"[providers.{wire.name}]" in info.value.hint
+    assert len(server.requests) == 1
+    assert "still generating" in info.value.message and "did not send the request again" in info.value.message
+    assert f"raise timeout_s under [providers.{wire.name}]" in info.value.hint and "it is 0.2 s" in info.value.hint
 
 
 async def test_401_names_the_variable_and_is_not_retried(wire: Wire, server: LoopbackServer,

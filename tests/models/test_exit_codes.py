@@ -64,7 +64,7 @@ def test_a_server_that_is_not_running_exits_2_at_once_with_how_to_start_it(run_t
     done = run_tomo("assist", TASK, "--model", f"openai-compat:http://127.0.0.1:{port}/v1#smol", "--root", str(shop),
                     env=ENV)
     assert done.returncode == 2 and "nothing is listening at openai-compat" in done.stderr
-    assert "retry" not in done.stdout  # no "retry 1 of 2" on a refused local port
+    assert "retry 1 of" not in done.stdout  # no "retry 1 of 2" on a refused local port
     assert "hint:" in done.stderr
 
 
@@ -73,3 +73,17 @@ def test_a_whole_answer_exits_0(run_tomo: Callable[..., Any], shop: Path) -> Non
         server.push(find_call(stream=True), sse(openai_stream(["Nothing to do."], [], "stop")))
         done = run_tomo("assist", TASK, "--model", spec(server), "--root", str(shop), env=ENV)
     assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def test_a_slow_local_server_is_asked_once_and_the_error_names_the_setting(run_tomo: Callable[..., Any],
+                                                                           shop: Path) -> None:
+    # A local server still generating when the read timeout hits: no second identical request queued behind it.
+    (shop / "tomo.toml").write_text("[providers.openai-compat]\ntimeout_s = 0.5\n")
+    with LoopbackServer() as server:
+        server.push(*[Canned(delay_s=3.0, body=openai_body("late"))] * 3)
+        done = run_tomo("assist", TASK, "--model", spec(server), "--root", str(shop), env=ENV)
+        posts = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert done.returncode != 0, (done.stdout, done.stderr)  # a failure, whatever its code
+    assert len(posts) == 1
+    assert "did not answer within 0.5 s" in done.stdout + done.stderr
+    assert "raise timeout_s under [providers.openai-compat]" in done.stdout + done.stderr

@@ -15,7 +15,7 @@ from tomo.config import ProviderSettings, Settings
 from tomo.errors import ConfigError, ModelAuthError, ModelError, ModelUnavailable
 from tomo.events import ListSink, Notice
 from tomo.models import Message, Model
-from tomo.models._http import RetryPolicy
+from tomo.models._http import LOCAL_TIMEOUT_S, RetryPolicy
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.gateway import (
     BLESSED_OLLAMA,
@@ -97,6 +97,32 @@ def test_tomo_toml_providers_win_over_the_environment() -> None:
     m = model_from_spec("openai-compat:https://openrouter.ai/api/v1#mistralai/mistral-small", settings,
                         env={"OPENROUTER_API_KEY": "or-1"})
     assert isinstance(m, OpenAIModel) and m.headers["Authorization"] == "Bearer or-1"
+
+
+def test_a_model_is_named_by_a_spec_that_makes_it_again(tmp_path: Path) -> None:
+    # Logs, transcripts and sessions show model.name: pasted back into --model it must reach the same model.
+    env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    script = tmp_path / "s.json"
+    script.write_text('{"replies": [{"content": "hi"}]}')
+    for spec, name in (("openai-compat:http://127.0.0.1:8012/v1#qwen2.5-coder-1.5b", None), ("ollama:q", None),
+                       ("qwen2.5-coder:7b", "ollama:qwen2.5-coder:7b"), ("claude:c", "anthropic:c"),
+                       ("openai:gpt-4.1", None), (f"scripted:{script}", None)):
+        model = model_from_spec(spec, env=env)
+        assert model.name == (name or spec)
+        again = model_from_spec(model.name, env=env)
+        assert (type(again), getattr(again, "endpoint", None) and again.endpoint.base_url) == \
+            (type(model), getattr(model, "endpoint", None) and model.endpoint.base_url)
+
+
+def test_a_server_on_this_machine_gets_a_long_read_timeout_unless_one_is_set() -> None:
+    env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    assert model_from_spec("openai-compat:http://127.0.0.1:8012/v1#qwen", env=env).timeout_s == LOCAL_TIMEOUT_S
+    assert model_from_spec("ollama:q", env={"OLLAMA_HOST": "localhost"}).timeout_s == LOCAL_TIMEOUT_S
+    assert model_from_spec("openai-compat:https://openrouter.ai/api/v1#m", env=env).timeout_s == 120
+    assert model_from_spec("claude:c", env=env).timeout_s == 120
+    assert model_from_spec("ollama:q", env={"OLLAMA_HOST": "http://gpu-box:11434"}).timeout_s == 300
+    settings = Settings(providers={"openai-compat": ProviderSettings(timeout_s=30)})
+    assert model_from_spec("openai-compat:http://localhost:8000/v1#m", settings, env=env).timeout_s == 30
 
 
 def test_missing_key_names_the_variable() -> None:

@@ -90,3 +90,28 @@ def test_llama_function_tags_and_mistral_tool_calls_prefix() -> None:
     assert recover_calls("<function=rm>{}</function>", TOOLS) == ("<function=rm>{}</function>", [])
     rest, calls = recover_calls('[TOOL_CALLS] [{"name": "grep", "arguments": {"pattern": "main"}}]', TOOLS)
     assert rest == "" and [(c.name, c.args) for c in calls] == [("grep", {"pattern": "main"})]
+
+
+def test_qwen_tools_tag_with_one_or_several_objects() -> None:
+    # Qwen2.5's chat template lists the offered tools inside <tools>...</tools>; small Qwen models answer in it.
+    rest, calls = recover_calls('Looking.\n<tools>\n{"name": "grep", "arguments": {"pattern": "x"}}\n</tools>', TOOLS)
+    assert rest == "Looking." and [(c.name, c.args) for c in calls] == [("grep", {"pattern": "x"})]
+    rest, calls = recover_calls('<tools>{"name": "grep", "arguments": {}}\n{"name": "read_file", "arguments": '
+                                '{"path": "a"}}</tools>', TOOLS)
+    assert rest == "" and [(c.name, c.args) for c in calls] == [("grep", {}), ("read_file", {"path": "a"})]
+    rest, calls = recover_calls('<tool_call>{"name": "grep", "arguments": {}}</tools>', TOOLS)  # mixed tags
+    assert rest == "" and [c.name for c in calls] == ["grep"]
+
+
+def test_a_tool_definition_echoed_from_the_prompt_is_not_a_call() -> None:
+    echoed = ('<tools>{"type": "function", "function": {"name": "grep", "description": "Search.", "parameters": '
+              '{"type": "object", "properties": {"pattern": {"type": "string"}}}}}</tools>')
+    assert recover_calls(echoed, TOOLS) == (echoed, [])
+
+
+def test_a_reply_that_is_only_a_tool_name_is_a_call_without_arguments() -> None:
+    for text in ("grep", " `grep` \n", "grep()"):
+        rest, calls = recover_calls(text, TOOLS)
+        assert rest == "" and [(c.name, c.args, c.malformed) for c in calls] == [("grep", {}, None)]
+    for text in ("grep it", "delete_everything", "use grep"):
+        assert recover_calls(text, TOOLS) == (text, [])

@@ -68,7 +68,7 @@ def assist_cmd(
                           else f"--transcript {transcript}: directory {transcript.parent} does not exist",
                           hint="pass a file path in an existing directory, e.g. --transcript run.jsonl")
     options = AssistOptions(root=root.resolve(), apply=apply or apply_ambiguous, apply_ambiguous=apply_ambiguous,
-                            verify=verify, keep=keep, max_turns=max_turns, stream=not as_json)
+                            verify=verify, keep=keep, max_turns=max_turns, stream=True)
     console = rich_console(highlight=False)
     events = ListSink()
     shown: Sink = events if as_json else AssistSink(console)

@@ -11,6 +11,9 @@ from tomo.cli import app
 from tomo.cli.render import RichSink, events_from_jsonl, replay
 from tomo.cli.rows import rich_console
 from tomo.errors import ConfigError
+from tomo.events import BlockOutput, BlockStarted, GateBlocked, TurnEnded, read_jsonl
+
+_RUN_KINDS = {cls.kind for cls in (BlockStarted, BlockOutput, GateBlocked, TurnEnded)}
 
 
 @app.command("replay")
@@ -30,7 +33,12 @@ def replay_cmd(
         for event in events_from_jsonl(transcript):
             typer.echo(json.dumps(event.to_dict(), default=str))
         return
-    sink = RichSink(rich_console(highlight=False))
+    from tomo.cli.run_cmd import RunSink  # (here: replay of an assist transcript needs none of run)
+
+    console = rich_console(highlight=False)
+    # A transcript of `tomo run` (oi blocks, gates, the turn's end) is shown by run's own log, with its summary.
+    sink = RunSink(console, replay=True) if _RUN_KINDS & {row.get("kind") for row in read_jsonl(transcript)} \
+        else RichSink(console)
     try:
         replay(transcript, sink)
     finally:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.status import Status
 from rich.text import Text
 
@@ -153,13 +153,29 @@ class RichSink:
         self.console.print(Text(visible(text), style=style))
 
     def _one_line(self, text: Text) -> None:
-        """A log entry stays one line however long the call: the full text is in the transcript."""
-        self.console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+        """A log entry stays one line however long the call: on a terminal cut to the window (the full text is in the
+        transcript); in a pipe or a file, where a script or a model reads it, whole like every other line there."""
+        if self.console.is_terminal:
+            self.console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+        else:
+            self.console.print(text)
 
     def _stop_status(self) -> None:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def code_block(console: Console, code: str, language: str) -> RenderableType:
+    """A block of code as the log shows it: highlighted and wrapped to the window on a terminal; in a pipe or a file
+    plain, each line whole (rich's Syntax wraps at the console's width, 80 columns in a pipe, and a reader there, a
+    script or a model, would take the pieces for lines of the program)."""
+    source = visible(code.rstrip("\n")) or " "
+    if not console.is_terminal:
+        return Text(source)
+    from rich.syntax import Syntax  # (here: a log in a pipe needs no lexer)
+
+    return Syntax(source, "python" if language == "python" else "bash", theme="ansi_dark", word_wrap=True)
 
 
 def _assemble(*parts: str | tuple[str, str]) -> Text:

@@ -19,14 +19,12 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.text import Text
 
 from tomo.cli import app, report_error
-from tomo.cli.render import RichSink
+from tomo.cli.render import RichSink, code_block
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
-from tomo.cli.safe import visible
 from tomo.errors import ConfigError, TomoError
 from tomo.events import (
     AssistantSaid,
@@ -45,12 +43,22 @@ ENGINES = ("oi", "tools")
 
 
 class RunSink(RichSink):
-    """The log of ``tomo run``: each block before it runs, its output after, gate refusals; the rest as RichSink."""
+    """The log of ``tomo run``: each block before it runs, its output after, gate refusals; the rest as RichSink.
 
-    def __init__(self, console: Console) -> None:
+    Live, the summary is printed from the run's result once the turn is over; ``replay=True`` (``tomo replay`` of a
+    transcript) prints it from the turn's ``TurnEnded`` instead, so a replay ends as the live log did."""
+
+    def __init__(self, console: Console, *, replay: bool = False) -> None:
         super().__init__(console)
         self._handlers.update({BlockStarted: self._block, BlockOutput: self._output, CodeRan: lambda e: None,
-                               GateBlocked: self._gate, TurnEnded: lambda e: None, AssistantSaid: self._said_oi})
+                               GateBlocked: self._gate, TurnEnded: self._ended if replay else lambda e: None,
+                               AssistantSaid: self._said_oi})
+
+    def _ended(self, e: TurnEnded) -> None:
+        # A transcript holds the turn's events, not the session it was saved in, nor the error's text as the
+        # summary's own line (the error notice before this event already said it).
+        _print_summary(self.console, {"session": "(not in the transcript)", "error": None,
+                                      **{k: v for k, v in e.to_dict().items() if k != "kind"}})
 
     def _said_oi(self, e: AssistantSaid) -> None:
         """The model's words; its runnable blocks are shown on their own, each right before it runs."""
@@ -62,8 +70,7 @@ class RunSink(RichSink):
 
     def _block(self, e: BlockStarted) -> None:
         self.console.print(Text(f"── block {e.number} · {e.language} (round {e.round})", style="bold blue"))
-        self.console.print(Syntax(visible(e.code.rstrip("\n")) or " ", "python" if e.language == "python" else "bash",
-                                  theme="ansi_dark", word_wrap=True))
+        self.console.print(code_block(self.console, e.code, e.language))
 
     def _output(self, e: BlockOutput) -> None:
         if e.output.strip():
@@ -197,7 +204,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     try:
         if engine == "oi":
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
-                             context, session, history, sink, stream=not as_json, push_back=push_back, check=check,
+                             context, session, history, sink, stream=True, push_back=push_back, check=check,
                              infer_edits=infer_edits)
         else:
             from tomo.oi.tools_engine import ToolsEngine

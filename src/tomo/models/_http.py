@@ -5,10 +5,15 @@ retried twice with exponential backoff (0.5 s doubling, capped at 8 s) and up to
 (or ``retry-after-ms``) of at most 60 s is honoured instead. Everything else becomes a typed error at once, because
 retrying a bad key or a bad request only wastes the user's time. Streams are retried only before their first byte.
 
-Two exceptions to "5xx is transient", both from trying tomo against real local servers: a 500 that comes back with
-the same message for the same request is a template or validation error (llama-cpp-python's Jinja templates fail
-that way), so it is not retried again but raised as :class:`ServerRefused`, which an adapter may adapt to; and a
-connection refused on this machine (127.0.0.1, localhost, ::1) means nothing listens there, which no retry mends.
+Three exceptions, all from trying tomo against real local servers: a 500 that comes back with the same message for
+the same request is a template or validation error (llama-cpp-python's Jinja templates fail that way), so it is not
+retried again but raised as :class:`ServerRefused`, which an adapter may adapt to; a connection refused on this
+machine (127.0.0.1, localhost, ::1) means nothing listens there, which no retry mends; and a read timeout on this
+machine means the server is still working on the request. A local server is one CPU or GPU that serves one request
+at a time (llama-cpp-python queues the rest): resending would queue a second identical generation behind the first,
+double the wait, and time out again. So a server on this machine gets a long read timeout by default
+(:data:`LOCAL_TIMEOUT_S`; ``timeout_s`` under ``[providers.NAME]`` sets it) and a request that timed out reading is
+not sent again: the error says so, and which setting to raise.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from tomo.errors import ModelAuthError, ModelError, ModelTimeout, ModelUnavailab
 from tomo.events import Notice, NullSink, Sink
 
 RETRY_STATUSES = frozenset({408, 409, 429})
+REMOTE_TIMEOUT_S = 120.0
+# A small model on a laptop CPU writes a few tokens a second and answers a non-streamed request only when it is done:
+# two thousand tokens at 3-5 a second, after reading a long prompt, is several minutes.
+LOCAL_TIMEOUT_S = 900.0
 
 
 @dataclass(slots=True)
@@ -188,6 +197,7 @@ class HttpModel:
     """Base for the HTTP adapters: owns an ``httpx.AsyncClient`` per event loop and sends with retries."""
 
     provider = "http"
+    remote_timeout_s = REMOTE_TIMEOUT_S  # the read timeout for a server elsewhere, unless configured
 
     def __init__(
         self,
@@ -195,14 +205,18 @@ class HttpModel:
         *,
         endpoint: Endpoint,
         headers: Mapping[str, str] | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
     ) -> None:
         self.model = model
-        self.name = f"{self.provider}:{model}"  # the spec that names this model
+        self.name = f"{self.provider}:{model}"  # the spec that names this model (logs and transcripts show it)
         self.endpoint = endpoint
         self.headers = dict(headers or {})
+        # On this machine: a server that works on one request at a time (see the module's docstring).
+        self.local = is_loopback(endpoint.base_url)
+        if timeout_s is None:
+            timeout_s = LOCAL_TIMEOUT_S if self.local else self.remote_timeout_s
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.sink: Sink = sink or NullSink()
@@ -261,13 +275,24 @@ class HttpModel:
                 hint="try again; if it repeats, raise timeout_s under "
                 f"[providers.{self.provider}] in tomo.toml or use chat() instead of stream()",
             )
+        if isinstance(exc, httpx.ReadTimeout) and self.local:
+            return ModelTimeout(
+                f"{where} did not answer within {self.timeout_s:g} s. A server on this machine that takes that long "
+                "is most likely still generating (local servers such as llama-cpp-python work on one request at a "
+                "time), so tomo did not send the request again: that would queue a second, identical generation "
+                "behind the first",
+                provider=self.provider,
+                hint=f"raise timeout_s under [providers.{self.provider}] in tomo.toml (it is {self.timeout_s:g} s; "
+                     f"the default for a server on this machine is {LOCAL_TIMEOUT_S:g} s), or use a smaller or "
+                     "faster model",
+            )
         if isinstance(exc, httpx.TimeoutException):
             return ModelTimeout(
                 f"{where} did not answer within {self.timeout_s:g} s (after {self.retry.max_retries} retries)",
                 provider=self.provider,
                 hint=f"raise timeout_s under [providers.{self.provider}] in tomo.toml, or use a smaller model",
             )
-        local = isinstance(exc, httpx.ConnectError) and is_loopback(self.endpoint.base_url)
+        local = isinstance(exc, httpx.ConnectError) and self.local
         if self.provider == "ollama":
             hint = "start it with `ollama serve`, or point OLLAMA_HOST at it"
         elif local:
@@ -311,8 +336,9 @@ class HttpModel:
             try:
                 response = await client.send(request, stream=stream)
             except httpx.TransportError as exc:
-                local = is_loopback(self.endpoint.base_url)
+                local = self.local
                 refused_here = isinstance(exc, httpx.ConnectError) and local
+                still_working = isinstance(exc, httpx.ReadTimeout) and local  # never queue the request twice
                 if local and not isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
                     dropped += 1  # a local server that hangs up on a request without answering it
                     if dropped == 2:  # ... twice for the same one: it crashes on this payload (see its log)
@@ -324,7 +350,7 @@ class HttpModel:
                             "shape, not having a passing fault", provider=self.endpoint.provider, detail=detail,
                             hint="the server's own log says what it could not do; switch model or server, or "
                                  "report it with the message above")) from exc
-                if retry < self.retry.max_retries and not refused_here:
+                if retry < self.retry.max_retries and not refused_here and not still_working:
                     await self._wait(retry, f"{exc.__class__.__name__}")
                     retry += 1
                     continue

@@ -210,7 +210,7 @@ class AnthropicModel(HttpModel):
         base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
         key_env: str = "ANTHROPIC_API_KEY",
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
     ) -> None:

@@ -137,6 +137,7 @@ class OllamaModel(HttpModel):
     """A model served by Ollama at ``base_url`` (``OLLAMA_HOST``; ``http://localhost:11434`` by default)."""
 
     provider = "ollama"
+    remote_timeout_s = 300.0  # Ollama loads the model on the first request: minutes for a large one
 
     def __init__(
         self,
@@ -144,7 +145,7 @@ class OllamaModel(HttpModel):
         *,
         base_url: str = DEFAULT_BASE_URL,
         num_ctx: int | None = DEFAULT_NUM_CTX,
-        timeout_s: float = 300.0,
+        timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
     ) -> None:

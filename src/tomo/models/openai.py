@@ -288,7 +288,7 @@ class OpenAIModel(HttpModel):
         key_env: str | None = "OPENAI_API_KEY",
         provider: str = "openai",
         max_tokens_field: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         sink: Sink | None = None,
         temperature: float | None = None,
@@ -301,6 +301,8 @@ class OpenAIModel(HttpModel):
         hint = " (https://platform.openai.com/api-keys)" if provider == "openai" else ""
         super().__init__(model, endpoint=Endpoint(provider, base_url, key_env, hint), headers=headers,
                          timeout_s=timeout_s, retry=retry, sink=sink)
+        if provider == "openai-compat":  # the spec names the server too: what logs and transcripts show can be pasted
+            self.name = f"openai-compat:{base_url}#{model}"
         self.max_tokens_field = max_tokens_field or ("max_completion_tokens" if provider == "openai" else "max_tokens")
         self.profile: ServerProfile = profile_for(base_url)
 

@@ -1,11 +1,15 @@
 """Tool calls written as text by weak local models, turned back into real calls.
 
 Small models often answer a tool-calling request with the call in their text instead of the native field: a bare JSON
-object, a fenced ```json block, Qwen/Hermes-style ``<tool_call>{...}</tool_call>``, Llama-3.1-style
-``<function=NAME>{...}</function>`` or Mistral-style ``[TOOL_CALLS] [...]``. Each adapter runs
-:func:`recover_calls` when a reply has no native call and tools were offered. Only names of offered tools are
-recovered, so prose that merely contains JSON stays prose; a call whose arguments are not valid JSON becomes a call
-marked ``malformed`` (the loop tells the model), never an exception.
+object, a fenced ```json block, Qwen/Hermes-style ``<tool_call>{...}</tool_call>``, ``<tools>{...}</tools>`` (Qwen2.5's
+chat template lists the offered tools inside ``<tools>`` tags, and Qwen2.5-Coder 1.5B was seen answering in that tag:
+tests/models/data/qwen25_coder_tools_tag.json), Llama-3.1-style ``<function=NAME>{...}</function>``, Mistral-style
+``[TOOL_CALLS] [...]``, or nothing but the name of an offered tool (what the same model answered when asked to reply
+"with the tool call only": recovered with no arguments, so the registry tells the model which ones it left out). A
+tag may hold several objects one after another. Each adapter runs :func:`recover_calls` when a reply has no native
+call and tools were offered. Only names of offered tools are recovered, so prose that merely contains JSON stays
+prose, and a tool's definition echoed back from the prompt is not a call; a call whose arguments are not valid JSON
+becomes a call marked ``malformed`` (the loop tells the model), never an exception.
 """
 
 from __future__ import annotations
@@ -18,17 +22,23 @@ from typing import Any
 from tomo.models._http import make_call_id, parse_args
 from tomo.models.messages import Finish, Message, Reply, ToolCall, Usage
 
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_TAGGED = re.compile(r"<(?:tool_call|tools)>\s*(.*?)\s*(?:</(?:tool_call|tools)>|$)", re.S)
 _FENCED = re.compile(r"```(?:json|tool_call|tool)?[ \t]*\n(.*?)\n?```", re.S)
 _MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(\[.*\]|\{.*\})", re.S)
 _FUNCTION = re.compile(r"<function=([\w.\-]+)>\s*(.*?)\s*</function>", re.S)
 _NAME = re.compile(r'"(?:name|tool|function)"\s*:\s*"([^"]+)"')
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
+_BARE_NAME = re.compile(r"`?([\w.\-]+)(?:\(\s*\))?`?")
 
 
 def recover_calls(text: str, tool_names: Collection[str]) -> tuple[str, list[ToolCall]]:
     """Returns ``(remaining_text, calls)``; with no recognisable call, ``(text, [])`` unchanged."""
-    if not tool_names or not text or ("{" not in text):
+    if not tool_names or not text:
+        return text, []
+    bare = _BARE_NAME.fullmatch(text.strip())
+    if bare and bare.group(1) in tool_names:
+        return "", [ToolCall(make_call_id("recovered"), bare.group(1), {})]
+    if "{" not in text:
         return text, []
     calls: list[ToolCall] = []
     spans: list[tuple[int, int]] = []
@@ -65,9 +75,23 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(kept).strip()
 
 
+def _json_values(snippet: str) -> Any:
+    """One JSON value, or several written one after the other (as a list): ``{...}\n{...}`` in one tag."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at = len(snippet) - len(snippet.lstrip())
+    while True:
+        value, at = decoder.raw_decode(snippet, at)
+        values.append(value)
+        while at < len(snippet) and snippet[at] in " \t\r\n,":
+            at += 1
+        if at == len(snippet):
+            return values[0] if len(values) == 1 else values
+
+
 def _calls_from_snippet(snippet: str, tool_names: Collection[str]) -> list[ToolCall]:
     try:
-        value = json.loads(snippet)
+        value = _json_values(snippet)
     except json.JSONDecodeError as exc:
         # Broken JSON: if it clearly names an offered tool, it is a malformed call the model should hear about.
         named = _NAME.search(snippet)
@@ -90,6 +114,8 @@ def _call_from_object(item: Any, tool_names: Collection[str]) -> ToolCall | None
     name = item.get("name") or item.get("tool")
     if not isinstance(name, str) or name not in tool_names:
         return None
+    if "description" in item and isinstance(item.get("parameters"), dict) and "properties" in item["parameters"]:
+        return None  # the tool's definition, echoed back from the prompt's <tools> list: not a call
     raw: Any = next((item[k] for k in _ARG_KEYS if k in item), {})
     args, malformed, raw_text = parse_args(raw)
     return ToolCall(make_call_id("recovered"), name, args, malformed=malformed, raw_args=raw_text)

@@ -53,7 +53,7 @@ class ScriptedModel:
             raise ConfigError(f"script {path} is not valid JSON: {exc}", hint="fix the JSON where it says") from exc
         if not isinstance(data, dict) or not isinstance(data.get("replies"), list):
             raise ConfigError(f"script {path} has no 'replies' list", hint='the file must look like {"replies": [...]}')
-        return cls(data["replies"], name=f"scripted:{path.name}")
+        return cls(data["replies"], name=f"scripted:{path}")  # the spec as given: logs name what can be pasted back
 
     @property
     def remaining(self) -> int:

@@ -246,7 +246,7 @@ class Engine:
                 summary.rounds += 1
                 summary.usage += reply.usage
                 emit(ModelCalled(AGENT, self.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
-                                 reply.usage.output_tokens, time.perf_counter() - started))
+                                 reply.usage.output_tokens, time.perf_counter() - started, reply.usage.estimated))
                 message = Message.assistant(reply.message.content)  # code is the only action: tool calls are dropped
                 new.append(message)
                 if message.content:
@@ -313,7 +313,8 @@ class Engine:
             summary.evidence = gates.evidence()
             gates.close()
             self._save(new)
-            emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens))
+            emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens,
+                               summary.usage.estimated))
             emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
                            summary.gates_dict(), summary.outcome, summary.reason))
         return new

@@ -56,6 +56,7 @@ def test_the_parts_are_assembled_in_order_once_and_reused(site: Path, tmp_path: 
     assert path == tmp_path / "cache" / "models" / "tomotest_ok_part-model.gguf"
     assert path.read_bytes() == b"".join(PARTS)
     assert os.listdir(path.parent) == [path.name]  # no temporary file left beside it
+    assert path.stat().st_mode & 0o777 == 0o644
     before = path.stat()
     assert model_file(model, env=env) == path and path.stat().st_ino == before.st_ino  # reused, not rewritten
 

@@ -159,8 +159,8 @@ def serve_cmd(
     say(f"use it with: --model {model.spec(base)}")
     usual = dict(LOCAL_SERVERS)
     if port in usual and base.startswith("http://127.0.0.1:"):
-        say(f"tomo's default-model detection finds it on port {port} by itself (when no blessed model is installed "
-            "and no API key is set, or first once the lab blesses it)")
+        say(f"tomo's default-model detection finds it on port {port} by itself (after a blessed model and an API "
+            "key; before them once the lab has blessed it)")
     else:
         say(f"detection looks at ports {', '.join(str(p) for p in usual)}: name this one with --model, or set "
             f"TOMO_LOCAL_SERVERS={port}")

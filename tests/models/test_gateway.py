@@ -17,8 +17,8 @@ from tomo.events import ListSink, Notice
 from tomo.models import Message, Model
 from tomo.models._http import LOCAL_TIMEOUT_S, RetryPolicy
 from tomo.models.anthropic import AnthropicModel
+from tomo.models.blessed import BLESSED_FILE, load_blessed
 from tomo.models.gateway import (
-    BLESSED_OLLAMA,
     TIER_DEFAULTS,
     detect,
     detect_default_model,
@@ -35,9 +35,12 @@ from tomo.models.ollama import OllamaModel
 from tomo.models.openai import OpenAIModel
 from tomo.models.scripted import ScriptedModel
 
+# A measured list of the tests' own (tomo's shipped blessed.json changes whenever the lab measures again): ranked
+# qwen2.5-coder-7b, mistral-nemo, qwen3-8b, qwen2.5-coder-1.5b; llama3.1-8b and smollm2-135m measured, not blessed.
+BLESSED = str(Path(__file__).parent / "data" / "blessed.json")
 # The discard port: nothing answers there; and no local server is looked for (the usual ports of a shared machine
 # may hold anything).
-NO_OLLAMA = {"OLLAMA_HOST": "127.0.0.1:9", "TOMO_LOCAL_SERVERS": ""}
+NO_OLLAMA = {"OLLAMA_HOST": "127.0.0.1:9", "TOMO_LOCAL_SERVERS": "", "TOMO_BLESSED": BLESSED}
 
 
 def tags(*names: str) -> Canned:
@@ -143,18 +146,22 @@ async def test_a_spec_reaches_its_server_over_http() -> None:
         assert reply.text == "hello from loopback" and server.requests[0].path == "/v1/messages"
 
 
-def test_pick_blessed_prefers_the_list_order_and_matches_untagged_entries() -> None:
-    assert pick_blessed(["llama3.1:8b", "qwen3:8b", "phi3:mini"]) == "qwen3:8b"
-    assert pick_blessed(["mistral-nemo:latest", "phi3:mini"]) == "mistral-nemo:latest"
-    assert pick_blessed(["phi3:mini", "qwen2.5-coder:1.5b"]) is None
-    assert all(len(why) > 20 for _, why in BLESSED_OLLAMA)  # every entry says why it is there
+def test_pick_blessed_ranks_by_the_measured_figures_and_reads_an_untagged_alias_as_latest() -> None:
+    blessed = load_blessed(path=Path(BLESSED))
+    assert [m.name for m in blessed.ranked] == ["qwen2.5-coder-7b", "mistral-nemo", "qwen3-8b", "qwen2.5-coder-1.5b"]
+    assert pick_blessed(["llama3.1:8b", "qwen3:8b", "phi3:mini"], blessed) == "qwen3:8b"  # llama3.1: false claims
+    assert pick_blessed(["qwen3:8b", "mistral-nemo:latest"], blessed) == "mistral-nemo:latest"  # the better rate
+    assert pick_blessed(["phi3:mini", "mistral-nemo:12b"], blessed) is None  # an untagged alias is :latest only
+    assert blessed.figures(blessed.ranked[0]) == ("solved 15/22 of small (ceiling 20/22), 0 false claim(s), measured "
+                                                  "2026-11-30 on lab-2core")
 
 
 def test_detect_prefers_an_installed_blessed_ollama_model() -> None:
     with LoopbackServer() as server:
         server.routes["/api/tags"] = tags("phi3:mini", "llama3.1:8b", "qwen2.5-coder:7b")
-        found = detect(env={"OLLAMA_HOST": server.url, "ANTHROPIC_API_KEY": "k", "TOMO_LOCAL_SERVERS": ""})
+        found = detect(env={**NO_OLLAMA, "OLLAMA_HOST": server.url, "ANTHROPIC_API_KEY": "k"})
     assert found.spec == "ollama:qwen2.5-coder:7b" and "installed in Ollama" in found.reason
+    assert "blessed: solved 15/22 of small" in found.reason
 
 
 def test_detect_falls_back_to_anthropic_then_openai_then_explains() -> None:
@@ -170,8 +177,12 @@ def test_detect_with_only_unblessed_models_says_so() -> None:
     with LoopbackServer() as server:
         server.routes["/api/tags"] = tags("phi3:mini")
         with pytest.raises(ModelUnavailable, match=r"phi3:mini\), but none tomo trusts") as info:
-            detect(env={"OLLAMA_HOST": server.url, "TOMO_LOCAL_SERVERS": ""})
-    assert "--model ollama:NAME" in info.value.hint
+            detect(env={**NO_OLLAMA, "OLLAMA_HOST": server.url})
+        assert "--model ollama:NAME" in info.value.hint
+        assert info.value.hint.startswith("`ollama pull qwen2.5-coder:7b` (blessed: solved 15/22")
+        with pytest.raises(ModelUnavailable, match="none tomo trusts") as info:  # the list tomo ships: none yet
+            detect(env={**NO_OLLAMA, "OLLAMA_HOST": server.url, "TOMO_BLESSED": str(BLESSED_FILE)})
+    assert "--model ollama:NAME" in info.value.hint and "no model has been measured yet" in info.value.hint
 
 
 def test_configured_model_wins_over_detection() -> None:
@@ -210,8 +221,8 @@ async def test_probe_reports_who_answers() -> None:
 def test_tomo_models_json_and_table(run_tomo: Callable[..., Any], tmp_path: Path) -> None:
     with LoopbackServer() as ollama:
         ollama.routes["/api/tags"] = tags("qwen2.5-coder:7b")
-        env = {"OLLAMA_HOST": ollama.url, "XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "",
-               "OPENAI_API_KEY": "", "TOMO_MODEL": "", "TOMO_LOCAL_SERVERS": ""}
+        env = {**NO_OLLAMA, "OLLAMA_HOST": ollama.url, "XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "",
+               "OPENAI_API_KEY": "", "TOMO_MODEL": ""}
         result = run_tomo("models", "--json", cwd=tmp_path, env=env)
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
@@ -334,6 +345,97 @@ def test_detect_uses_a_local_server_only_when_nothing_else_is_connected() -> Non
         assert keyed.spec == TIER_DEFAULTS["openai"]["fast"]
     with pytest.raises(ModelUnavailable, match=r"no OpenAI-compatible server serves a model at http://127\.0\.0\.1:9/v1"):
         detect(env={**NO_OLLAMA, "TOMO_LOCAL_SERVERS": "9"})
+
+
+def test_a_blessed_model_served_locally_comes_before_keys_and_other_served_models() -> None:
+    with LoopbackServer() as first, LoopbackServer() as second, LoopbackServer() as ollama:
+        first.routes["/v1/models"] = models_list("smollm2-135m", "my-own-model")  # measured, not blessed; unknown
+        second.routes["/v1/models"] = models_list("qwen2.5-coder-1.5b")  # blessed, by its local alias
+        env = {**NO_OLLAMA, "TOMO_LOCAL_SERVERS": f"{first.url}/v1,{second.url}/v1", "ANTHROPIC_API_KEY": "k"}
+        found = detect(env=env)
+        assert found.spec == f"openai-compat:{second.url}/v1#qwen2.5-coder-1.5b"
+        assert found.reason == (f"served at {second.url}/v1; blessed: solved 11/22 of small (ceiling 20/22), 0 false "
+                                "claim(s), measured 2026-11-30 on lab-2core")
+        # the better-ranked blessed model wins, whichever way it is reached: Ollama's qwen3-8b (12/22) over the served
+        # 1.5b (11/22), and the served 7b (15/22) over Ollama's qwen3-8b
+        ollama.routes["/api/tags"] = tags("qwen3:8b", "phi3:mini")
+        env["OLLAMA_HOST"] = ollama.url
+        assert detect(env=env).spec == "ollama:qwen3:8b"
+        second.routes["/v1/models"] = models_list("qwen2.5-coder-7b")
+        assert detect(env=env).spec == f"openai-compat:{second.url}/v1#qwen2.5-coder-7b"
+        # no blessed model served and none installed: the key comes first, then any served model, as before
+        second.routes["/v1/models"] = models_list("my-other-model")
+        ollama.routes["/api/tags"] = tags("phi3:mini")
+        assert detect(env=env).spec == TIER_DEFAULTS["anthropic"]["fast"]
+        assert detect(env={**env, "ANTHROPIC_API_KEY": ""}).spec == f"openai-compat:{first.url}/v1#smollm2-135m"
+
+
+def test_without_a_measured_list_a_served_model_comes_after_the_keys_as_before() -> None:
+    with LoopbackServer() as local:
+        local.routes["/v1/models"] = models_list("qwen2.5-coder-1.5b")
+        env = {**NO_OLLAMA, "TOMO_LOCAL_SERVERS": f"{local.url}/v1", "OPENAI_API_KEY": "o",
+               "TOMO_BLESSED": str(BLESSED_FILE)}  # the shipped list: nothing measured yet
+        assert detect(env=env).spec == TIER_DEFAULTS["openai"]["fast"]
+        found = detect(env={**env, "OPENAI_API_KEY": ""})
+    assert found.spec == f"openai-compat:{local.url}/v1#qwen2.5-coder-1.5b" and "blessed" not in found.reason
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (None, "does not exist"),
+    ("{ not json", "is not JSON (line 1"),
+    ('{"generated": "2026-11-30T12:00:00Z", "machine": "m", "tomo_version": "0.1.0", "rule": "r", "suites": {}, '
+     '"models": [{"name": "x"}]}', "does not match the schema (models.0.spec: Field required; 8 more)"),
+    ('{"generated": "yesterday", "machine": "m", "tomo_version": "0.1.0", "rule": "r", "suites": {}, "models": []}',
+     "does not match the schema (generated: "),
+    ("[]", "does not match the schema (the top level: "),
+])
+def test_a_missing_or_broken_blessed_file_is_an_empty_list_and_a_note(tmp_path: Path, content: str | None,
+                                                                       said: str) -> None:
+    path = tmp_path / "blessed.json"
+    if content is not None:
+        path.write_text(content)
+    blessed = load_blessed({"TOMO_BLESSED": str(path)})
+    assert blessed.ranked == [] and blessed.measured == [] and blessed.data is None
+    assert blessed.note.startswith(f"no blessed list: {path} ") and said in blessed.note
+    assert "tomo lab bless" in blessed.note
+    with LoopbackServer() as ollama:  # detection goes on as without a list: the key, then the error
+        ollama.routes["/api/tags"] = tags("qwen2.5-coder:7b")
+        env = {**NO_OLLAMA, "OLLAMA_HOST": ollama.url, "TOMO_BLESSED": str(path)}
+        assert detect(env={**env, "OPENAI_API_KEY": "o"}).spec == TIER_DEFAULTS["openai"]["fast"]
+        with pytest.raises(ModelUnavailable, match="none tomo trusts") as info:
+            detect(env=env)
+    assert said in info.value.hint
+
+
+def test_the_shipped_list_reads_and_says_nothing_is_measured_yet() -> None:
+    blessed = load_blessed({})
+    assert blessed.source == BLESSED_FILE and blessed.data is not None and blessed.measured == []
+    assert "no model has been measured yet" in blessed.note
+    assert blessed.summary() == blessed.note or blessed.summary().startswith("0 of 0")
+
+
+def test_tomo_models_shows_the_measured_list(run_tomo: Callable[..., Any], tmp_path: Path) -> None:
+    env = {**NO_OLLAMA, "XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "",
+           "TOMO_MODEL": ""}
+    report = json.loads(run_tomo("models", "--json", "--timeout", "0.5", cwd=tmp_path, env=env).stdout)
+    blessed = report["blessed"]
+    assert (blessed["source"], blessed["machine"], blessed["note"]) == (BLESSED, "lab-2core", None)
+    assert [(m["name"], m["solved"], m["tasks"], m["false_claims"], m["blessed"]) for m in blessed["models"]][:2] == [
+        ("qwen3-8b", 12, 22, 0, True), ("qwen2.5-coder-7b", 15, 22, 0, True)]
+    assert blessed["suites"] == {"small": {"variant": "oi --exec-gate", "ceiling": {"solved": 20, "tasks": 22}}}
+    text = run_tomo("models", "--timeout", "0.5", cwd=tmp_path, env=env)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    table = lines[lines.index(next(line for line in lines if line.startswith("model "))) + 1:][:6]
+    assert [" ".join(line.split()) for line in table] == [  # best first: the blessed by rate, then the others
+        "qwen2.5-coder-7b small 15/22 20/22 0 yes", "mistral-nemo small 13/22 20/22 0 yes",
+        "qwen3-8b small 12/22 20/22 0 yes", "qwen2.5-coder-1.5b small 11/22 20/22 0 yes",
+        "llama3.1-8b small 14/22 20/22 3 no", "smollm2-135m small 0/22 20/22 0 no"]
+    assert "measured 2026-11-30 on lab-2core" in text.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    text = run_tomo("models", "--timeout", "0.5", cwd=tmp_path, env={**env, "TOMO_BLESSED": str(broken)})
+    assert text.returncode == 0 and f"no blessed list: {broken} is not JSON" in text.stdout
 
 
 async def test_probe_lists_what_local_servers_serve() -> None:

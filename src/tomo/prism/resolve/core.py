@@ -19,7 +19,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from tomo.prism.pyextract import CALL as _CALL
 from tomo.prism.pyextract import DEF as _DEF
@@ -104,55 +104,86 @@ class FileInfo:
         return self.raw.get(key, default)
 
 
-class Resolver:
-    # Attributes in slots, so adding one costs nothing: without them CPython 3.11 keeps an instance's attributes in
-    # keys its class's instances share only up to 29 (it had 29), and past that every `self.x` of a query's hot
-    # loops becomes a dict lookup (a 30th attribute: +3.4 % instructions for Model.save's references)
-    __slots__ = ("_abstract", "_agree", "_arg_lines", "_below", "_builtin_fixtures", "_chain", "_cuts", "_decorated",
-                 "_def", "_file", "_fixture", "_free", "_info", "_member", "_memo", "_methods", "_mod", "_mod_attr",
-                 "_mro", "_outer", "_outside", "_pending", "_reached", "_receiver", "_sources", "_stack", "_star",
-                 "conn", "memo", "root")
+class Core:
+    """The resolver's engine: the stored facts, the cycle guards, and the evaluation of names and expressions. What
+    a rule family adds (resolve/classes.py, decorators.py, ...) it reaches through the methods named at the end of
+    this class; :class:`tomo.prism.resolve.Resolver` puts the families together.
+
+    A family's state (its memos) is the attributes its class body annotates: the resolver keeps all of them in
+    slots, and each family's ``__init__`` starts its own.
+    """
+
+    conn: sqlite3.Connection
+    root: Path | None
+    _cuts: int
+    _info: dict[int, FileInfo]
+    _file: dict[int, tuple[str, str, bool, str]]
+    _mod: dict[str, int | None]
+    _def: dict[str, tuple[Any, ...] | None]
+    _mro: dict[str, list[str]]
+    _member: dict[tuple[str, str], str | None]
+    _fixture: dict[tuple[int, str, str | None], Value]
+    _stack: set[tuple[Any, ...]]
+    _pending: set[tuple[Any, ...]]
+    _outer: dict[tuple[int, str], Value]
+    _star: dict[tuple[int, str], Value]
+    _mod_attr: dict[tuple[str, str], Value]
+    _free: dict[tuple[int, str], Value]
+    _outside: dict[tuple[int, str, str], bool]
+    _agree: dict[tuple[int, str, str], Value]
+    _decorated: dict[str, Value]
+    _receiver: dict[tuple[int, str, str, int], Value]
+    _chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]]
+    memo: dict[Any, Any]
+    _builtin_fixtures: dict[str, set[str]] | None
+    _sources: dict[int, Source]
+    _abstract: dict[str, bool]
+    _memo: dict[tuple[str, str, str], Value]
+    _reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None]
+    _below: dict[tuple[str, str, str], str | None]
+    _methods: dict[str, list[str]]
+    _arg_lines: dict[int, list[str]]
 
     def __init__(self, conn: sqlite3.Connection, root: Path | None = None) -> None:
         """``root`` lets a query read call arguments from the source (they are not among the stored facts)."""
         self.conn = conn
         self.root = root
-        self._info: dict[int, FileInfo] = {}
-        self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
-        self._mod: dict[str, int | None] = {}
-        self._def: dict[str, tuple[Any, ...] | None] = {}
-        self._mro: dict[str, list[str]] = {}
-        self._member: dict[tuple[str, str], str | None] = {}
-        self._fixture: dict[tuple[int, str, str | None], Value] = {}
-        self._stack: set[tuple[Any, ...]] = set()
+        self._info = {}
+        self._file = {}  # id -> (path, module, is_pkg, lang)
+        self._mod = {}
+        self._def = {}
+        self._mro = {}
+        self._member = {}
+        self._fixture = {}
+        self._stack = set()
         # cycle guards met so far, the stack's and those of the memos filled in place (mro, agreeing locals,
         # fixtures): a value computed without meeting one depends on nothing but what was asked
         self._cuts = 0
-        self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
-        self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
-        self._star: dict[tuple[int, str], Value] = {}  # (file, name) -> what it is where no scope binds it
-        self._mod_attr: dict[tuple[str, str], Value] = {}  # (module as imported, attribute) -> what it is
-        self._free: dict[tuple[int, str], Value] = {}  # (file, receiver) -> its type, read outside every function
-        self._outside: dict[tuple[int, str, str], bool] = {}  # (file, function, name) -> bound only at module level
-        self._agree: dict[tuple[int, str, str], Value] = {}
-        self._decorated: dict[str, Value] = {}
-        self._receiver: dict[tuple[int, str, str, int], Value] = {}
-        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]] = {}
-        self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
-        self._builtin_fixtures: dict[str, set[str]] | None = None
-        self._sources: dict[int, Source] = {}
-        self._abstract: dict[str, bool] = {}
-        self._memo: dict[tuple[str, str, str], Value] = {}
-        self._reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None] = {}
-        self._below: dict[tuple[str, str, str], str | None] = {}
-        self._methods: dict[str, list[str]] = {}  # method name -> the qualnames of every method of that name
-        self._arg_lines: dict[int, list[str]] = {}  # file id -> its text's lines, for reading call arguments
+        self._pending = set()  # the memos filled in place that are being computed
+        self._outer = {}  # (file, name) -> its module-level binding, read from inside
+        self._star = {}  # (file, name) -> what it is where no scope binds it
+        self._mod_attr = {}  # (module as imported, attribute) -> what it is
+        self._free = {}  # (file, receiver) -> its type, read outside every function
+        self._outside = {}  # (file, function, name) -> bound only at module level
+        self._agree = {}
+        self._decorated = {}
+        self._receiver = {}
+        self._chain = {}
+        self.memo = {}  # what a query concludes per occurrence, for the queries of one answer
+        self._builtin_fixtures = None
+        self._sources = {}
+        self._abstract = {}
+        self._memo = {}
+        self._reached = {}
+        self._below = {}
+        self._methods = {}  # method name -> the qualnames of every method of that name
+        self._arg_lines = {}  # file id -> its text's lines, for reading call arguments
 
-    def fresh(self) -> Resolver:
+    def fresh(self) -> Self:
         """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
         the same whoever asks) but none of its conclusions, so an answer never depends on the queries before it.
         Valid while the index is unchanged: a graph makes a new one on every refresh."""
-        r = Resolver(self.conn, self.root)
+        r = type(self)(self.conn, self.root)
         r._info, r._file, r._mod, r._def = self._info, self._file, self._mod, self._def
         return r
 

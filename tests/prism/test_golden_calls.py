@@ -326,43 +326,6 @@ def test_sends_subscripts_type_comments_and_private_callees(golden) -> None:  # 
     }, "app.Result.run")
 
 
-def test_abstract_receivers_whose_subclass_overrides_are_ambiguous(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            from abc import ABC, abstractmethod
-
-            class Parameter(ABC):
-                @abstractmethod
-                def kind(self): ...
-
-                def get_default(self):  # refs: def
-                    return 1
-
-            class Option(Parameter):
-                def kind(self):
-                    return "option"
-
-                def get_default(self):  # refs: ambiguous(overrides)
-                    return 2
-
-            class Argument(Parameter):
-                def kind(self):
-                    return "argument"
-
-            class Command:
-                def get_default(self):
-                    return 3
-
-            def f(p: Parameter, params: list[Parameter], a: Argument):
-                p.get_default()  # refs: ambiguous(which overrides it)
-                for q in params:
-                    q.get_default()  # refs: ambiguous(which overrides it)
-                a.get_default()  # refs: confirmed
-                Argument().get_default()  # refs: confirmed
-        """,
-    }, "app.Parameter.get_default")
-
-
 def test_the_assignment_that_reaches_a_use_decides(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app.py": """

@@ -223,41 +223,6 @@ def test_fixtures_under_a_multiline_parametrize(golden) -> None:  # type: ignore
     }, "app.Engine.run")
 
 
-def test_self_calls_with_bases_outside_the_index(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "v.py": """
-            import abc
-            import typing
-            from typing import Generic, TypeVar
-            from somelib import Plugin
-            from decoy import Decoy
-
-            T = TypeVar("T")
-
-            class Validator(Generic[T]):
-                def reject(self, x):  # refs: def
-                    return x
-
-            class Ranged(Validator[T], typing.Generic[T]):
-                def check(self, x):
-                    return self.reject(x)  # refs: confirmed
-
-            class Abstract(abc.ABC, Validator[int]):
-                def check(self, x):
-                    return self.reject(x)  # refs: confirmed
-
-            class Lib(Plugin, Validator[str]):
-                def check(self, x):
-                    return self.reject(x)  # refs: confirmed
-
-            class Other(Decoy, typing.Generic[T]):
-                def check(self, x):
-                    return self.reject(x)
-        """,
-        "decoy.py": DECOY,
-    }, "v.Validator.reject")
-
-
 def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "db.py": """

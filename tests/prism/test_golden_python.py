@@ -100,59 +100,6 @@ def test_scopes_locals_params_globals(golden) -> None:  # type: ignore[no-untype
     }, "m.helper")
 
 
-def test_inheritance_self_super_cls(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app/core.py": core("start"),
-        "app/use.py": """
-            from app.core import Base, Engine
-
-
-            class Turbo(Engine):
-                def start(self):  # refs: ambiguous(overrides)
-                    return super().start() + 1  # refs: confirmed
-
-                def go(self):
-                    return self.start()  # refs: ambiguous(bound to app.use.Turbo.start)
-
-
-            class Plain(Engine):
-                def go(self):
-                    return self.start()  # refs: confirmed
-
-                @classmethod
-                def make(cls):
-                    return cls.start  # refs: confirmed
-
-
-            class Ctx(Engine):
-                def __enter__(self) -> "Self":
-                    return self
-
-                def __exit__(self, *exc):
-                    return None
-
-
-            class FastCtx(Ctx):
-                def start(self):  # refs: ambiguous(overrides)
-                    return 3
-
-
-            def ctx_use():
-                with Ctx() as c:
-                    c.start()  # refs: confirmed
-                with FastCtx() as fc:
-                    fc.start()  # refs: ambiguous(overrides)
-
-
-            def f(e: Engine, t: Turbo, b: Base):
-                e.start()  # refs: confirmed
-                t.start()  # refs: ambiguous(Turbo.start overrides app.core.Base.start)
-                b.start()  # refs: confirmed
-                Engine.start(e)  # refs: confirmed
-        """,
-    }, "app.core.Base.start")
-
-
 def test_local_type_inference(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app/core.py": core("run"),

@@ -321,34 +321,6 @@ def test_a_default_named_like_its_parameter_is_the_outer_function(golden) -> Non
     }, "m.helper")
 
 
-def test_a_subclass_attribute_of_the_same_name_is_offered_with_it(golden) -> None:  # type: ignore[no-untyped-def]
-    # B sets self.size and A's methods read it: renaming A.size alone would make grow() ignore B's value
-    golden({
-        "m.py": """
-            class A:
-                size = 0  # refs: def
-
-                def grow(self):
-                    return self.size + 1  # refs: confirmed
-
-            class B(A):
-                def __init__(self):
-                    self.size = 3  # refs: ambiguous(overrides)
-
-            class C(A):
-                size = 7  # refs: ambiguous(overrides)
-
-            class Unrelated:
-                size = 1
-
-            size = 2
-
-            def f(b: B, u: Unrelated):
-                return b.size + u.size  # refs: ambiguous(bound to m.B.size)
-        """,
-    }, "m.A.size")
-
-
 def test_star_imports_bind_only_what_the_module_exports(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app/__init__.py": "",

@@ -93,38 +93,6 @@ def test_lambda_parameters_are_local_to_the_lambda(golden) -> None:  # type: ign
     }, "m.helper")
 
 
-def test_a_decorated_function_does_not_give_its_return_type(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "m.py": """
-            import functools
-
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-
-            def deco(f):
-                return lambda: 42
-
-            @deco
-            def wrapped() -> Engine:
-                return Engine()
-
-            @functools.lru_cache(maxsize=None)
-            def cached() -> Engine:
-                return Engine()
-
-            @staticmethod
-            def plain() -> Engine:
-                return Engine()
-
-            def f():
-                wrapped().run()  # refs: ambiguous(untyped receiver)
-                cached().run()  # refs: confirmed
-                plain().run()  # refs: confirmed
-        """,
-    }, "m.Engine.run")
-
-
 def test_a_redefined_symbol_is_found_by_its_qualified_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
     write_project(tmp_path, {"m.py": "def helper():\n    return 1\n\n\ndef helper():\n    return 2\n"})
     with Graph.open(tmp_path) as g:

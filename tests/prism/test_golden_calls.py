@@ -91,65 +91,6 @@ def test_the_class_of_self_and_functions_kept_as_static_methods(golden) -> None:
     }, "cap.MultiCapture.readouterr")
 
 
-def test_fixtures_provided_by_pytest_plugins(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-        """,
-        "decoy.py": DECOY,
-        "_pytest/__init__.py": "",
-        "_pytest/capture.py": """
-            from app import Engine
-            from decoy import Decoy
-            import pytest
-
-            @pytest.fixture
-            def capsys():
-                return Engine()
-
-            @pytest.fixture
-            def twice():
-                return Engine()
-        """,
-        "_pytest/other.py": """
-            import pytest
-            from decoy import Decoy
-
-            @pytest.fixture
-            def twice():
-                return Decoy()
-        """,
-        "myplugin.py": """
-            import pytest
-            from app import Engine
-
-            @pytest.fixture
-            def engine():
-                return Engine()
-        """,
-        "unlisted.py": """
-            import pytest
-            from app import Engine
-
-            @pytest.fixture
-            def hidden():
-                return Engine()
-        """,
-        "tests/conftest.py": """
-            pytest_plugins = ["myplugin"]
-        """,
-        "tests/test_a.py": """
-            def test_it(engine, capsys, twice, hidden):
-                engine.run()  # refs: confirmed
-                capsys.run()  # refs: confirmed
-                twice.run()  # refs: ambiguous(untyped receiver)
-                hidden.run()  # refs: ambiguous(untyped receiver)
-        """,
-    }, "app.Engine.run")
-
-
 def test_loop_targets_and_unpacked_names_take_their_element_type(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app.py": """
@@ -210,73 +151,6 @@ def test_loop_targets_and_unpacked_names_take_their_element_type(golden) -> None
         """,
         "decoy.py": DECOY,
     }, "app.Item.run")
-
-
-def test_parametrized_test_parameters_take_the_values_types(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            class Schema:
-                def run(self):  # refs: def
-                    return 1
-
-            class UserSchema(Schema):
-                pass
-
-            class MetaSchema(Schema):
-                pass
-
-            class Special(Schema):
-                def run(self):  # refs: ambiguous(overrides)
-                    return 2
-        """,
-        "decoy.py": DECOY,
-        "tests/base.py": """
-            import functools
-            from app import UserSchema, MetaSchema
-
-            ALL = [
-                UserSchema,
-                MetaSchema,
-                functools.partial(UserSchema, strict=True),
-            ]
-        """,
-        "tests/test_a.py": """
-            import pytest
-            from app import UserSchema, MetaSchema, Special
-            from decoy import Decoy
-            from tests.base import ALL
-
-            @pytest.mark.parametrize("cls", [UserSchema, MetaSchema])
-            def test_classes(cls):
-                cls().run()  # refs: confirmed
-
-            @pytest.mark.parametrize(
-                ("name", "schema"),
-                [
-                    ("a", UserSchema()),
-                    pytest.param("b", MetaSchema(), id="meta"),
-                ],
-            )
-            def test_rows(name, schema):
-                schema.run()  # refs: confirmed
-
-            @pytest.mark.parametrize("cls", ALL)
-            def test_held(cls):
-                cls().run()  # refs: confirmed
-
-            @pytest.mark.parametrize("obj", [UserSchema(), Decoy()])
-            def test_mixed(obj):
-                obj.run()  # refs: ambiguous(different types)
-
-            @pytest.mark.parametrize("obj", [UserSchema(), Special()])
-            def test_override(obj):
-                obj.run()  # refs: ambiguous(different types)
-
-            @pytest.mark.parametrize("obj", [UserSchema()], indirect=True)
-            def test_indirect(obj):
-                obj.run()  # refs: ambiguous(untyped receiver)
-        """,
-    }, "app.Schema.run")
 
 
 def test_sends_subscripts_type_comments_and_private_callees(golden) -> None:  # type: ignore[no-untyped-def]

@@ -24,60 +24,6 @@ class Decoy:
 """
 
 
-def test_fixtures_under_a_multiline_parametrize(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-        """,
-        "decoy.py": DECOY,
-        "tests/conftest.py": """
-            import pytest
-            from app import Engine
-            from decoy import Decoy
-
-            @pytest.fixture
-            def engine():
-                return Engine()
-
-            @pytest.fixture
-            def other():
-                return Decoy()
-        """,
-        "tests/test_a.py": """
-            import pytest
-
-            @pytest.mark.parametrize("x", [1])
-            def test_short(engine, other, x):
-                engine.run()  # refs: confirmed
-                other.run()
-
-            @pytest.mark.parametrize(
-                ("x", "y"),
-                [
-                    ("a long first parameter value", "another long second parameter value"),
-                    ("a long first parameter value", "another long second parameter value"),
-                    ("a long first parameter value", "another long second parameter value"),
-                ],
-            )
-            def test_long(engine, other, x, y):
-                engine.run()  # refs: confirmed
-                other.run()
-
-            @pytest.mark.parametrize(
-                "engine",
-                [
-                    "a long first parameter value that is not an engine at all, as the test says",
-                    "another long second parameter value that is not an engine either",
-                ],
-            )
-            def test_long_named(engine):
-                engine.run()  # refs: ambiguous(untyped receiver)
-        """,
-    }, "app.Engine.run")
-
-
 def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "db.py": """

@@ -187,65 +187,6 @@ def test_a_variable_assigned_in_branches_is_confirmed_only_where_all_assignments
     }, "m.Foo.run")
 
 
-def test_fixture_types_reach_tests_and_fixtures_only(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-
-            class Other:
-                def run(self):
-                    return 2
-        """,
-        "tests/conftest.py": """
-            import pytest
-            from app import Engine
-
-            @pytest.fixture
-            def engine():
-                return Engine()
-
-            @pytest.fixture
-            def started(engine):
-                engine.run()  # refs: confirmed
-                return engine
-        """,
-        "tests/test_a.py": """
-            import pytest
-            from app import Other
-
-            def test_fixture(engine):
-                engine.run()  # refs: confirmed
-
-            @pytest.mark.parametrize("engine", [Other()])
-            def test_parametrized(engine):
-                engine.run()  # the parametrize gives an Other, not the fixture: provably Other.run
-
-            @pytest.mark.parametrize("x", [1])
-            class TestK:
-                @pytest.mark.parametrize("engine", [Other()])
-                def test_m(self, x, engine):
-                    engine.run()  # an Other too
-
-            def not_a_test(engine):  # pytest injects nothing here: its one call passes an Other
-                engine.run()
-
-            def test_calls_helper():
-                not_a_test(Other())
-
-            def shared(engine):  # every call passes the fixture
-                engine.run()  # refs: confirmed
-
-            def test_shared(engine):
-                shared(engine)
-
-            def test_shared_kw(engine):
-                shared(engine=engine)
-        """,
-    }, "app.Engine.run")
-
-
 def test_path_line_col_names_the_definition_under_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
     write_project(tmp_path, {
         "a.js": "export function helper(x) { return x; }\n",

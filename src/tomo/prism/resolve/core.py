@@ -118,7 +118,6 @@ class Core:
     _file: dict[int, tuple[str, str, bool, str]]
     _mod: dict[str, int | None]
     _def: dict[str, tuple[Any, ...] | None]
-    _fixture: dict[tuple[int, str, str | None], Value]
     _stack: set[tuple[Any, ...]]
     _pending: set[tuple[Any, ...]]
     _outer: dict[tuple[int, str], Value]
@@ -130,7 +129,6 @@ class Core:
     _receiver: dict[tuple[int, str, str, int], Value]
     _chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]]
     memo: dict[Any, Any]
-    _builtin_fixtures: dict[str, set[str]] | None
     _sources: dict[int, Source]
     _memo: dict[tuple[str, str, str], Value]
     _reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None]
@@ -144,7 +142,6 @@ class Core:
         self._file = {}  # id -> (path, module, is_pkg, lang)
         self._mod = {}
         self._def = {}
-        self._fixture = {}
         self._stack = set()
         # cycle guards met so far, the stack's and those of the memos filled in place (mro, agreeing locals,
         # fixtures): a value computed without meeting one depends on nothing but what was asked
@@ -159,7 +156,6 @@ class Core:
         self._receiver = {}
         self._chain = {}
         self.memo = {}  # what a query concludes per occurrence, for the queries of one answer
-        self._builtin_fixtures = None
         self._sources = {}
         self._memo = {}
         self._reached = {}
@@ -649,23 +645,6 @@ class Core:
         arg = _call_argument(lines, line, after_name, idx, name)
         return self.type_of(self.eval(fid, scope, arg, line)) if arg else None
 
-    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
-        """pytest passes fixtures to tests (``test*``) and to other fixtures only, and a ``parametrize`` on the test
-        or its class that names the parameter gives it the parameter values instead."""
-        d = self.definition(scope)
-        if d is None or d[0] != fid:
-            return False
-        decs: list[str] = list(d[8].get("decorators", []))
-        if not (d[2].startswith("test") or any(x.split("(", 1)[0].endswith("fixture") for x in decs)):
-            return False
-        cls = self._enclosing_class(fid, self._parent(fid, scope))
-        if cls is not None:
-            cd = self.definition(cls)
-            decs += cd[8].get("decorators", []) if cd else []
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        # "?" is a decorator too long to keep: it may be the parametrize that names this parameter
-        return not any(x == "?" or ("parametrize" in x and word.search(x)) for x in decs)
-
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).parents.get(scope, self.module_name(fid))
 
@@ -734,31 +713,6 @@ class Core:
             return None
         args = _split_top(text[text.index("[") + 1:-1])
         return self.type_of_annotation(fid, self._parent(fid, scope), args[1], 1) if len(args) == 3 else None
-
-    def _parametrized(self, fid: int, scope: str, name: str) -> Value:
-        """A test parameter that ``@pytest.mark.parametrize`` gives values: known when every value is, as the one
-        type they share or the union of them (a method call on it is confirmed only where all agree)."""
-        d = self.definition(scope)
-        if d is None or not any("parametrize" in x or x == "?" for x in d[8].get("decorators", [])):
-            return None
-        src = self._source(fid)
-        got = src.parametrized(d[4], name) if src is not None else None
-        parent = self._parent(fid, scope)
-        texts: list[str] | None
-        where = (fid, parent, d[4])
-        if isinstance(got, str):  # the values are a list held by a name
-            items = self._literal_of(fid, parent, got, d[4], 0)
-            if items is None:
-                return None
-            where, texts = items[0], items[1]
-        else:
-            texts = got
-        if not texts:
-            return None
-        types = {self.type_of(self.eval(where[0], where[1], t, where[2])) for t in texts}
-        if None in types:
-            return None
-        return types.pop() if len(types) == 1 else ("union", tuple(sorted(types, key=repr)))
 
     def _literal_of(self, fid: int, scope: str, text: str, line: int,
                     depth: int) -> tuple[tuple[int, str, int], list[str]] | None:
@@ -979,71 +933,6 @@ class Core:
         """The indexed class an annotation names (then it is no typing container, whatever it is called)."""
         v = self.type_of_annotation(fid, scope, ann, 1)
         return v[1] if v is not None and v[0] == "inst" else None
-
-    # ---- pytest fixtures -------------------------------------------------------------------------------------------
-
-    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
-        """The type a test parameter gets from the fixture of that name.
-
-        pytest's order: a fixture of the test's own class, then one at the test module's top level, then
-        conftest.py files from the test's directory upward.
-        """
-        cls = self._enclosing_class(fid, scope) if scope else None
-        key = (fid, name, cls)
-        if key in self._fixture:
-            self._cuts += ("fixture", key) in self._pending
-            return self._fixture[key]
-        self._fixture[key] = None
-        self._pending.add(("fixture", key))
-        path = self.file(fid)[0]
-        dirs = path.split("/")[:-1]
-        candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
-        rows = self.conn.execute(f"SELECT id, path FROM files WHERE path IN ({','.join('?' * len(candidates))})",
-                                 candidates).fetchall()
-        best: tuple[int, str] | None = None
-        for ffid, p in rows:
-            module = self.module_name(ffid)
-            for q in self.info(ffid).get("fixtures", {}).get(name, ()):
-                owner = q.rsplit(".", 1)[0]
-                if owner == module:
-                    rank = 2 * candidates.index(p) + 1
-                elif cls is not None and owner == cls and ffid == fid:
-                    rank = 0
-                else:
-                    continue
-                if best is None or rank < best[0]:
-                    best = (rank, q)
-        provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
-        value = self.returns(provider, fixture=True) if provider else None
-        self._fixture[key] = value
-        self._pending.discard(("fixture", key))
-        return value
-
-    def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
-        """A fixture no test module or conftest.py defines: one a pytest plugin in the index provides.
-
-        The plugins are the modules named by ``pytest_plugins`` in the test module and the conftest.py files above
-        it, and pytest's own (``_pytest.*``, when pytest itself is indexed: its fixtures ``capsys``,
-        ``monkeypatch``... are there for every test). Known only when exactly one of them defines the name.
-        """
-        modules: set[str] = set()
-        for ffid in fids:
-            d = self.definition(f"{self.module_name(ffid)}.pytest_plugins")
-            for m in re.findall(r"[\"']([\w.]+)[\"']", (d[8].get("value") or "") if d and d[3] == "variable" else ""):
-                modules.add(m if self.module_file(m) is not None or self.module_file(f"_pytest.{m}") is None
-                            else f"_pytest.{m}")  # `pytest_plugins = "pytester"`: pytest's own plugin by name
-        found = {q for m in modules if (mfid := self.module_file(m)) is not None
-                 for q in self.info(mfid).get("fixtures", {}).get(name, ())}
-        if not found:
-            if self._builtin_fixtures is None:
-                self._builtin_fixtures = {}
-                for (bfid,) in self.conn.execute(
-                        "SELECT id FROM files WHERE lang='python' AND (module='_pytest' OR module LIKE '\\_pytest.%'"
-                        " ESCAPE '\\')"):
-                    for fname, qs in self.info(bfid).get("fixtures", {}).items():
-                        self._builtin_fixtures.setdefault(fname, set()).update(qs)
-            found = self._builtin_fixtures.get(name, set())
-        return next(iter(found)) if len(found) == 1 else None
 
     # ---- expressions -------------------------------------------------------------------------------------------
 
@@ -1436,3 +1325,12 @@ class Core:
 
     def decorated(self, q: str, depth: int = 0) -> Value:
         raise NotImplementedError  # decorators.py
+
+    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
+        raise NotImplementedError  # fixtures.py
+
+    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
+        raise NotImplementedError  # fixtures.py
+
+    def _parametrized(self, fid: int, scope: str, name: str) -> Value:
+        raise NotImplementedError  # fixtures.py

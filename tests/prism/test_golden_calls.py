@@ -60,37 +60,6 @@ def test_a_submodule_the_package_imports_into_itself(golden) -> None:  # type: i
     }, "pkg.fields.Field.deserialize")
 
 
-def test_the_class_of_self_and_functions_kept_as_static_methods(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "cap.py": """
-            from decoy import Decoy
-
-            class MultiCapture:
-                def readouterr(self):  # refs: def
-                    return ""
-
-            def std_capture() -> MultiCapture:
-                return MultiCapture()
-
-            def decoy_capture() -> Decoy:
-                return Decoy()
-
-            class TestStd:
-                captureclass = staticmethod(std_capture)
-                decoyclass = staticmethod(decoy_capture)
-                unknownclass = staticmethod(lambda: None)
-
-                def test_read(self):
-                    cap = self.__class__.captureclass()
-                    cap.readouterr()  # refs: confirmed
-                    self.__class__.decoyclass().readouterr()
-                    self.captureclass().readouterr()  # refs: confirmed
-                    self.__class__.unknownclass().readouterr()  # refs: ambiguous(untyped receiver)
-        """,
-        "decoy.py": DECOY,
-    }, "cap.MultiCapture.readouterr")
-
-
 def test_loop_targets_and_unpacked_names_take_their_element_type(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app.py": """
@@ -151,53 +120,6 @@ def test_loop_targets_and_unpacked_names_take_their_element_type(golden) -> None
         """,
         "decoy.py": DECOY,
     }, "app.Item.run")
-
-
-def test_sends_subscripts_type_comments_and_private_callees(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            from typing import Generator
-            from decoy import Decoy
-
-            class Result:
-                def run(self):  # refs: def
-                    return 1
-
-            def wrapper() -> Generator[None, Result, None]:
-                outcome = yield
-                outcome.run()  # refs: confirmed
-
-            def untyped_wrapper():
-                outcome = yield
-                outcome.run()  # refs: ambiguous(untyped receiver)
-
-            class Schema:
-                def __init__(self):
-                    self.fields = {}  # type: dict[str, Result]
-                    self.others = {}  # type: dict[str, Decoy]
-                    self.results: list[Result] = []
-
-                def go(self, store: Result, other: Decoy):
-                    self.fields["x"].run()  # refs: confirmed
-                    self.others["x"].run()
-                    self.results[0].run()  # refs: confirmed
-                    self._keep(store=store)
-                    self._mixed(store)
-                    self._mixed(other)
-                    self.public(store)
-
-                @staticmethod
-                def _keep(*, store):
-                    store.run()  # refs: confirmed
-
-                def _mixed(self, thing):
-                    thing.run()  # refs: ambiguous(untyped receiver)
-
-                def public(self, thing):
-                    thing.run()  # refs: ambiguous(untyped receiver)
-        """,
-        "decoy.py": DECOY,
-    }, "app.Result.run")
 
 
 def test_the_assignment_that_reaches_a_use_decides(golden) -> None:  # type: ignore[no-untyped-def]

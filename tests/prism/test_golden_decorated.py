@@ -24,67 +24,6 @@ class Decoy:
 """
 
 
-def test_parameters_typed_by_a_decorator_or_an_overridden_method(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "db.py": """
-            from typing import Callable, Concatenate, ParamSpec, TypeVar
-            from decoy import Decoy
-
-            R = TypeVar("R")
-            P = ParamSpec("P")
-
-            class Session:
-                def start(self):  # refs: def
-                    return 1
-
-            def with_session(fn: Callable[[Session], R]) -> Callable[[], R]:
-                def inner():
-                    return fn(Session())
-                return inner
-
-            def pass_session(fn: Callable[Concatenate[Session, P], R]) -> Callable[P, R]:
-                return fn
-
-            def make_decoy() -> Decoy:
-                return Decoy()
-
-            @pass_session
-            def made(sess) -> Session:
-                sess.start()  # refs: confirmed
-                return sess
-
-            made().start()  # refs: confirmed
-
-            def with_decoy(fn: Callable[[Decoy], R]) -> Callable[[], R]:
-                def inner():
-                    return fn(Decoy())
-                return inner
-
-            @with_session
-            def work(sess):
-                sess.start()  # refs: confirmed
-
-            @with_decoy
-            def other(sess):
-                sess.start()
-
-            class Handler:
-                def handle(self, req: Session, extra: Decoy):
-                    return req
-
-            class Sub(Handler):
-                def handle(self, req, extra):
-                    req.start()  # refs: confirmed
-                    extra.start()
-
-            class SubSub(Sub):
-                def handle(self, req, extra):
-                    req.start()  # refs: confirmed
-        """,
-        "decoy.py": DECOY,
-    }, "db.Session.start")
-
-
 def test_attribute_chains_through_annotated_class_attributes(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "jobs.py": """

@@ -199,37 +199,6 @@ def test_path_line_col_names_the_definition_under_the_column(tmp_path) -> None: 
         assert g.symbol("m.py:9:4").qualname == "m.process_everything"
 
 
-def test_defaults_and_annotations_read_the_enclosing_scope(golden) -> None:  # type: ignore[no-untyped-def]
-    # missing these broke the code a rename left behind: `def f(helper=helper)` then named nothing
-    golden({
-        "m.py": """
-            class Engine:  # refs: def
-                pass
-
-            def helper(x):
-                return x
-
-            def f(helper=helper, Engine: Engine = None) -> Engine:  # refs: confirmed, confirmed
-                return helper(Engine)
-
-            def g(Engine):
-                return Engine
-        """,
-    }, "m.Engine")
-
-
-def test_a_default_named_like_its_parameter_is_the_outer_function(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "m.py": """
-            def helper(x):  # refs: def
-                return x
-
-            def f(helper=helper):  # refs: confirmed
-                return helper(1)
-        """,
-    }, "m.helper")
-
-
 def test_star_imports_bind_only_what_the_module_exports(golden) -> None:  # type: ignore[no-untyped-def]
     golden({
         "app/__init__.py": "",

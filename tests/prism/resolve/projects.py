@@ -1,5 +1,5 @@
 """Small projects several golden tests share: CORE (a base class, a subclass, factories) and DECOY (a class with the
-same method names, whose uses must never be confirmed)."""
+same method names, whose uses must never be confirmed; CALL_DECOY is the one of the call-site tests)."""
 
 from __future__ import annotations
 
@@ -44,4 +44,20 @@ class Decoy:
 
     def start(self):
         return 0
+"""
+
+
+CALL_DECOY = """
+class Decoy:
+    def deserialize(self, x):
+        return x
+
+    def run(self):
+        return 1
+
+    def readouterr(self):
+        return 0
+
+    def evolve(self):
+        return self
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .projects import DECOY, core
+from .projects import CALL_DECOY, DECOY, core
 
 
 def test_fixtures_provided_by_pytest_plugins(golden) -> None:  # type: ignore[no-untyped-def]
@@ -12,7 +12,7 @@ def test_fixtures_provided_by_pytest_plugins(golden) -> None:  # type: ignore[no
                 def run(self):  # refs: def
                     return 1
         """,
-        "decoy.py": DECOY,
+        "decoy.py": CALL_DECOY,
         "_pytest/__init__.py": "",
         "_pytest/capture.py": """
             from app import Engine
@@ -81,7 +81,7 @@ def test_parametrized_test_parameters_take_the_values_types(golden) -> None:  # 
                 def run(self):  # refs: ambiguous(overrides)
                     return 2
         """,
-        "decoy.py": DECOY,
+        "decoy.py": CALL_DECOY,
         "tests/base.py": """
             import functools
             from app import UserSchema, MetaSchema

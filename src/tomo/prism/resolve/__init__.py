@@ -13,6 +13,7 @@ from tomo.prism.resolve.core import Core, FileInfo, Value
 from tomo.prism.resolve.decorators import Decorators
 from tomo.prism.resolve.fixtures import Fixtures
 from tomo.prism.resolve.params import Params
+from tomo.prism.resolve.shapes import Shapes
 from tomo.prism.resolve.text import same_name
 
 __all__ = ["Core", "FileInfo", "Resolver", "Value", "same_name"]
@@ -23,8 +24,8 @@ def _state(*families: type) -> tuple[str, ...]:
     return tuple(sorted({name for family in families for name in vars(family).get("__annotations__", {})}))
 
 
-class Resolver(Params, Fixtures, Decorators, Classes, Core):
+class Resolver(Shapes, Params, Fixtures, Decorators, Classes, Core):
     # Attributes in slots, so adding one costs nothing: without them CPython 3.11 keeps an instance's attributes in
     # keys its class's instances share only up to 29 (it had 29), and past that every `self.x` of a query's hot
     # loops becomes a dict lookup (a 30th attribute: +3.4 % instructions for Model.save's references)
-    __slots__ = _state(Params, Fixtures, Decorators, Classes, Core)
+    __slots__ = _state(Shapes, Params, Fixtures, Decorators, Classes, Core)

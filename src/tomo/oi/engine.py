@@ -404,12 +404,17 @@ class Engine:
         so it counts as evidence only when it executed the change."""
         assert self.check is not None
         summary.blocks += 1
-        number = summary.blocks
-        block = Block(label="bash", code=self.check + "\n", line=0, runner="shell")
         emit(Notice("info", f"tomo runs the project's check `{self.check}` because {why} and no check ran after it"))
-        emit(BlockStarted(summary.rounds, number, "shell", block.code))
-        report = await self._run_block(block, number, gates, emit)
+        report = await self.run_command(self.check, summary.blocks, gates, emit, round_=summary.rounds)
         return f"[tomo ran the project's check because {why} and no check ran after the change]\n{report}"
+
+    async def run_command(self, command: str, number: int, gates: TurnGates, emit: Callable[[Any], None], *,
+                          round_: int = 0) -> str:
+        """One shell command run by the harness (not written by the model) as block ``number``: in the sandbox,
+        measured, recorded in ``gates`` as evidence; returns the report a model would read."""
+        block = Block(label="bash", code=command + "\n", line=0, runner="shell")
+        emit(BlockStarted(round_, number, "shell", block.code))
+        return await self._run_block(block, number, gates, emit)
 
     def _apply_edit(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
         """An edit block: laid into its file by the harness (:mod:`tomo.oi.edits`), recorded as a change, not a

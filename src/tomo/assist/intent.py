@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-_RENAME = re.compile(r"\brename\b(?P<rest>(?:[^.!?]|[.](?=\S)){0,120}?)\b(?:to|into|as)\s+[`'\"]?(?P<new>[A-Za-z_][A-Za-z0-9_]*)[`'\"]?",
-                     re.I | re.S)
+_RENAME = re.compile(
+    r"\brename\b(?P<rest>(?:[^.!?]|[.](?=\S)){0,120}?)"  # within one sentence (a dotted name's dots are not ends)
+    r"\b(?:to|into|as)\s+[`'\"]?(?P<new>[A-Za-z_][A-Za-z0-9_]*)[`'\"]?", re.I | re.S)
 
 
 def rename_target(text: str) -> str | None:

@@ -182,6 +182,7 @@ class Engine:
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
+        self._task_line = ""
         self._in_block = False
         self._interrupts = 0
         self._end = False
@@ -523,6 +524,7 @@ class Engine:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
         if history or not self.context:
             return user
+        self._task_line = " ".join(user.split())[:300]
         try:
             module = importlib.import_module("tomo.oi.context_pack")
         except ImportError:
@@ -536,7 +538,18 @@ class Engine:
             emit(Notice("info", f"context pack: {note}"))
         self._targets = [str(x) for x in (getattr(pack, "symbols", None) or [])[:3]]
         text = str(getattr(pack, "text", "") or "").strip()
-        return f"{user}\n\n{text}" if text else user
+        if not text:
+            return user
+        return f"{user}\n\n{text}\n\n{self._first_step()}"
+
+    def _first_step(self) -> str:
+        """The last words of the first message: what to write first, in the edit form. A small model does what the
+        most recent line asks; left to itself its first reply is often the summary it was told to end with."""
+        target = self._target()
+        where = (f"the complete corrected code of `{target[1]}` (or of whichever definition needs the change) in a "
+                 f"block labeled with its file, ```python {target[0]}" if target else
+                 "the complete corrected code in a block labeled with its file, ```python path/to/module.py")
+        return f"Task: {self._task_line}\nYour first reply: {where}; then a ```bash block that runs the tests."
 
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:

@@ -549,7 +549,8 @@ class Engine:
         where = (f"the complete corrected code of `{target[1]}` (or of whichever definition needs the change) in a "
                  f"block labeled with its file, ```python {target[0]}" if target else
                  "the complete corrected code in a block labeled with its file, ```python path/to/module.py")
-        return f"Task: {self._task_line}\nYour first reply: {where}; then a ```bash block that runs the tests."
+        tests = f"runs `{self.check}`" if self.check else "runs the tests"
+        return f"Task: {self._task_line}\nYour first reply: {where}; then a ```bash block that {tests}."
 
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:

@@ -68,6 +68,10 @@ BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
 OUTCOMES = ("verified", "unverified", "unchanged", "interrupted", "error")
 
 
+BROKEN_REPLY = ("the model's reply broke off before it finished (the stream ended without a finish reason, e.g. the "
+                "server was stopped or gave the slot to another request); nothing of that reply was run")
+
+
 @dataclass(slots=True)
 class TurnSummary:
     """How a turn ended (``ended_by``) and what the harness can certify about it (``outcome``).
@@ -249,6 +253,9 @@ class Engine:
                 summary.usage += reply.usage
                 emit(ModelCalled(AGENT, self.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
                                  reply.usage.output_tokens, time.perf_counter() - started, reply.usage.estimated))
+                if reply.finish == "error":  # half a reply is not the model's word: nothing of it is run
+                    summary.ended_by, summary.error = "error", BROKEN_REPLY
+                    break
                 message = Message.assistant(reply.message.content)  # code is the only action: tool calls are dropped
                 new.append(message)
                 if message.content:

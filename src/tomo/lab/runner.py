@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,21 @@ class RunSettings:
     python: str = sys.executable
     keep: Path | None = None
     mini_steps: int = 30
+    build: str = field(default_factory=lambda: tomo_build())
+
+
+def tomo_build() -> str:
+    """tomo's version, and the commit when it runs from a git checkout (``0.1.0+f5888c7``, ``+dirty`` with local
+    changes): records made by different code must not be read as one sample."""
+    source = Path(tomo.__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no", "--",
+                                "src"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return tomo.__version__
+    return f"{tomo.__version__}+{head}{'.dirty' if dirty else ''}"
 
 
 def machine() -> str:
@@ -146,7 +161,7 @@ def run_job(job: Job, suite: str, settings: RunSettings) -> RunRecord:
     copy = scratch / "repo"
     record = RunRecord(suite=suite, task=job.task.id, kind=job.task.kind, variant=job.variant.name,
                        args=job.variant.text, model=job.model, repeat=job.repeat, started=started, wall_s=0.0,
-                       exit_code=-1, claim=False, outcome="error", solved=False, tomo_version=tomo.__version__,
+                       exit_code=-1, claim=False, outcome="error", solved=False, tomo_version=settings.build,
                        machine=machine())
     try:
         _fresh_copy(job.task, copy)

@@ -140,3 +140,22 @@ async def test_one_ctrl_c_that_kills_the_only_check_leaves_the_turn_unverified(m
 async def test_every_block_says_whether_it_changed_a_file(make_engine, strict, project):
     _, messages, _, _ = await turn(make_engine, strict, project, [RED, say("it fails")])
     assert messages[2].content.rstrip().endswith("[tomo: this block changed no file]")
+
+
+async def test_the_push_back_names_the_context_packs_best_definition(make_engine, strict, project):
+    summary, _, _, model = await turn(make_engine, strict, project, [say("I changed add."), say("done")],
+                                      exec_gate=True, context=True)
+    assert summary.pushed_back == 1 and summary.outcome == "unchanged"
+    push = model.sent[1][-1].content
+    assert "describing a change" in push and "```python calc.py\ndef add(...):" in push
+
+
+async def test_a_reply_that_broke_off_ends_the_turn_as_an_error_and_runs_nothing(make_engine, strict, project):
+    """A stream that ended without a finish reason (llama-cpp-python gives the slot to a newer request) is half a
+    reply: its complete-looking block is not run, and the turn is an error, never "unchanged" by the model's word."""
+    broken = {"content": "```bash\necho WROTE > marker.txt\n```\n", "finish": "error"}
+    summary, _, sink, model = await turn(make_engine, strict, project, [broken, say("done")], exec_gate=True)
+    assert not (project / "marker.txt").exists()
+    assert summary.ended_by == "error" and summary.outcome == "error" and not summary.verified
+    assert "broke off" in summary.reason and model.remaining == 1
+    assert sink.of(TurnEnded)[0].outcome == "error"

@@ -88,6 +88,8 @@ VERBS: dict[str, tuple[str, str]] = {
                              "models."),
     "users": ("serve_cmd", "Manage the people who may log in to the console."),
     "workspaces": ("serve_cmd", "Register repositories to a tenant for the console."),
+    "lab": ("lab_cmd", "Measure models and variants on a suite of tasks judged by their own oracles; report with "
+                       "intervals and paired tests; bless."),
     "team": ("team_cmd", "Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "
                          "checkpoints every worker and resumes after a crash."),
 }
@@ -202,6 +204,7 @@ def _register() -> None:
         demo_cmd,
         exec_cmd,
         graph_cmd,
+        lab_cmd,
         loop_cmd,
         mcp_cmd,
         models_cmd,

@@ -33,13 +33,14 @@ from tomo.events import (
     CodeRan,
     GateBlocked,
     JsonlSink,
+    Notice,
     Sink,
     TeeSink,
     TurnEnded,
 )
 
 EXIT_VERIFIED, EXIT_ERROR, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-ENGINES = ("oi", "tools")
+ENGINES = ("oi", "tools", "auto")
 
 
 class RunSink(RichSink):
@@ -103,7 +104,8 @@ def run_cmd(
     yes: bool = typer.Option(False, "--yes", "-y", help="Run every block without asking."),
     lsp: str | None = typer.Option(None, "--lsp", help="Language server command for the context pack."),
     resume: bool = typer.Option(False, "--continue", help="Continue the last saved session of ROOT."),
-    engine: str = typer.Option("oi", "--engine", help="oi (code blocks, the default) or tools (the tool loop)."),
+    engine: str = typer.Option("oi", "--engine", help="oi (code blocks, the default), tools (the tool loop), or auto "
+                                                      "(a rename goes to assist's code graph, the rest to oi)."),
     directive: str = typer.Option("", "--directive", help="Opt-in prompt directives: verify, repro (comma list)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds one block may run (default: \\[sandbox])."),
     context: bool = typer.Option(True, "--context/--no-context", help="Inject the context pack on a new session."),
@@ -202,7 +204,18 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
     session.meta.setdefault("turns", [])
     gate = ApproveAll() if yes else AskingGate(_asker(console))
     try:
-        if engine == "oi":
+        routed = None
+        if engine == "auto" and not history:
+            from tomo.assist.intent import rename_target
+
+            if rename_target(task) is not None:
+                routed = _run_rename(task, chosen, box, root, max_rounds, exec_gate, limits, check, session.id,
+                                     sink)
+        if routed is not None and routed["files_changed"]:
+            result = routed
+        elif engine in ("oi", "auto"):
+            if routed is not None:
+                sink.emit(Notice("info", "the code graph wrote nothing for this rename; the oi engine takes the task"))
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
                              context, session, history, sink, stream=True, push_back=push_back, check=check,
                              infer_edits=infer_edits)
@@ -222,6 +235,56 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
                                                                        "blocks")}})
     session.save()
     return result
+
+
+def _run_rename(task: str, chosen: Any, box: Any, root: Path, max_rounds: int, exec_gate: bool, limits: Any,
+                check: str | None, session_id: str, sink: Sink) -> dict[str, Any]:
+    """``--engine auto`` on a sentence that asks for a rename: assist plans it in the code graph and applies the plan
+    by handle, then the project's check (``--check``) runs in the sandbox under the same measurement as any block,
+    so the outcome means what it means for the oi engine."""
+    from tomo.assist import AssistOptions, Session
+    from tomo.assist.engine import run as assist_run
+    from tomo.oi.approval import ApproveAll
+    from tomo.oi.engine import Engine, TurnSummary
+    from tomo.oi.gates import TurnGates
+    from tomo.prism import Graph
+
+    sink.emit(Notice("info", "the task asks for a rename: tomo assist plans it in the code graph and applies it by "
+                             "handle (--engine auto)"))
+    gates = TurnGates(root, exec_gate=exec_gate, repro=False)
+    gates.start()
+    summary = TurnSummary()
+    options = AssistOptions(root=root, apply=True, max_turns=max_rounds, stream=True)
+
+    async def work() -> None:
+        graph = Graph.open(root)
+        session = Session(graph, sink=sink)
+        try:
+            done = await assist_run(task, chosen, session.invoke, options, sink)
+        finally:
+            session.close()
+        summary.rounds, summary.usage.input_tokens, summary.usage.output_tokens = (
+            done.steps, done.input_tokens, done.output_tokens)
+        if done.error:
+            summary.ended_by, summary.error = "error", done.error
+        elif done.stopped_by:
+            summary.ended_by = "rounds"
+        gates.record(1, "edit", "apply_plan", 0, kind="neutral")
+        if done.written and check:
+            engine = Engine(chosen, box, ApproveAll(), root, limits=limits, context=False)
+            summary.blocks = 2
+            await engine.run_command(check, 2, gates, sink.emit, round_=summary.rounds)
+
+    try:
+        asyncio.run(work())
+    finally:
+        summary.files_changed = gates.files_changed()
+        summary.gates = gates.verdicts()
+        summary.evidence = gates.evidence()
+        gates.close()
+    sink.emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
+                        summary.gates_dict(), summary.outcome, summary.reason))
+    return _result(summary, session_id)
 
 
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,

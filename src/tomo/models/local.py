@@ -302,10 +302,15 @@ WRAPPER = Path(__file__).with_name("llama_server.py")
 def server_command(path: Path, alias: str, host: str, port: int, *, chat_format: str | None, n_ctx: int,
                    threads: int | None, verbose: bool = False) -> list[str]:
     """The wrapper is run by its file, not as ``-m tomo.models.llama_server``: the server's interpreter then runs
-    this tomo's wrapper whatever tomo its own sys.path would find (it imports nothing of tomo's)."""
+    this tomo's wrapper whatever tomo its own sys.path would find (it imports nothing of tomo's).
+
+    ``--interrupt_requests False``: llama-cpp-python's default ends the reply it is streaming when another request
+    arrives, so two clients of one server (team workers, a lab beside a user) cut each other's replies off mid-way
+    (the stream ends without a finish reason); queued, each gets its whole reply, later."""
     command = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')",
                str(WRAPPER), "--model", str(path), "--model_alias", alias,
-               "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--verbose", str(verbose)]
+               "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--verbose", str(verbose),
+               "--interrupt_requests", "False"]
     if threads:
         command += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
     if chat_format:

@@ -68,6 +68,10 @@ BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
 OUTCOMES = ("verified", "unverified", "unchanged", "interrupted", "error")
 
 
+BROKEN_REPLY = ("the model's reply broke off before it finished (the stream ended without a finish reason, e.g. the "
+                "server was stopped or gave the slot to another request); nothing of that reply was run")
+
+
 @dataclass(slots=True)
 class TurnSummary:
     """How a turn ended (``ended_by``) and what the harness can certify about it (``outcome``).
@@ -181,6 +185,8 @@ class Engine:
         self.max_reply_tokens = max_reply_tokens
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
+        self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
+        self._task_line = ""
         self._in_block = False
         self._interrupts = 0
         self._end = False
@@ -247,6 +253,9 @@ class Engine:
                 summary.usage += reply.usage
                 emit(ModelCalled(AGENT, self.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
                                  reply.usage.output_tokens, time.perf_counter() - started, reply.usage.estimated))
+                if reply.finish == "error":  # half a reply is not the model's word: nothing of it is run
+                    summary.ended_by, summary.error = "error", BROKEN_REPLY
+                    break
                 message = Message.assistant(reply.message.content)  # code is the only action: tool calls are dropped
                 new.append(message)
                 if message.content:
@@ -282,7 +291,8 @@ class Engine:
                     if not missing and self._should_push_back(gates, summary):
                         summary.pushed_back += 1
                         emit(GateBlocked("change", "the model tried to end the turn with no file changed"))
-                        new.append(Message.user(push_back_message(self.max_rounds - summary.rounds)))
+                        new.append(Message.user(push_back_message(self.max_rounds - summary.rounds,
+                                                                  target=self._target())))
                         self._save(new)
                         continue
                     if not missing:
@@ -404,12 +414,17 @@ class Engine:
         so it counts as evidence only when it executed the change."""
         assert self.check is not None
         summary.blocks += 1
-        number = summary.blocks
-        block = Block(label="bash", code=self.check + "\n", line=0, runner="shell")
         emit(Notice("info", f"tomo runs the project's check `{self.check}` because {why} and no check ran after it"))
-        emit(BlockStarted(summary.rounds, number, "shell", block.code))
-        report = await self._run_block(block, number, gates, emit)
+        report = await self.run_command(self.check, summary.blocks, gates, emit, round_=summary.rounds)
         return f"[tomo ran the project's check because {why} and no check ran after the change]\n{report}"
+
+    async def run_command(self, command: str, number: int, gates: TurnGates, emit: Callable[[Any], None], *,
+                          round_: int = 0) -> str:
+        """One shell command run by the harness (not written by the model) as block ``number``: in the sandbox,
+        measured, recorded in ``gates`` as evidence; returns the report a model would read."""
+        block = Block(label="bash", code=command + "\n", line=0, runner="shell")
+        emit(BlockStarted(round_, number, "shell", block.code))
+        return await self._run_block(block, number, gates, emit)
 
     def _apply_edit(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
         """An edit block: laid into its file by the harness (:mod:`tomo.oi.edits`), recorded as a change, not a
@@ -456,6 +471,14 @@ class Engine:
         if len(files) != 1 or any(len(set(homes.get(n, []))) > 1 for n in names):
             return None
         return files.pop()
+
+    def _target(self) -> tuple[str, str] | None:
+        """(file, definition name) of the context pack's best definition, for a push-back's example."""
+        for key in self._targets:
+            path, _, qual = key.partition("::")
+            if path and qual and (self.root / path).is_file():
+                return path, qual.rsplit(".", 1)[-1]
+        return None
 
     def _should_push_back(self, gates: TurnGates, summary: TurnSummary) -> bool:
         """Once per turn, a gated turn that would end with nothing changed is asked again (a weak model often says
@@ -508,6 +531,7 @@ class Engine:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
         if history or not self.context:
             return user
+        self._task_line = " ".join(user.split())[:300]
         try:
             module = importlib.import_module("tomo.oi.context_pack")
         except ImportError:
@@ -519,24 +543,43 @@ class Engine:
             return user
         for note in getattr(pack, "notes", None) or ():
             emit(Notice("info", f"context pack: {note}"))
+        self._targets = [str(x) for x in (getattr(pack, "symbols", None) or [])[:3]]
         text = str(getattr(pack, "text", "") or "").strip()
-        return f"{user}\n\n{text}" if text else user
+        if not text:
+            return user
+        return f"{user}\n\n{text}\n\n{self._first_step()}"
+
+    def _first_step(self) -> str:
+        """The last words of the first message: what to write first, in the edit form. A small model does what the
+        most recent line asks; left to itself its first reply is often the summary it was told to end with."""
+        target = self._target()
+        where = (f"the complete corrected code of `{target[1]}` (or of whichever definition needs the change) in a "
+                 f"block labeled with its file, ```python {target[0]}" if target else
+                 "the complete corrected code in a block labeled with its file, ```python path/to/module.py")
+        tests = f"runs `{self.check}`" if self.check else "runs the tests"
+        return f"Task: {self._task_line}\nYour first reply: {where}; then a ```bash block that {tests}."
 
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:
             self.checkpoint(new)
 
 
-def push_back_message(rounds_left: int, *, tools: bool = False) -> str:
-    """What a model that tried to end a gated turn with nothing changed reads, once."""
+def push_back_message(rounds_left: int, *, tools: bool = False, target: tuple[str, str] | None = None) -> str:
+    """What a model that tried to end a gated turn with nothing changed reads, once. ``target``: the file and name
+    of the definition the context pack ranked first, so the example is the edit this task most likely needs."""
     if tools:
         how = "change the file with edit_file or write_file, then run the tests with the run tool"
+    elif target is not None:
+        path, name = target
+        how = (f"write the complete corrected code in a block labeled with its file. If the change belongs in "
+               f"`{name}`, that is:\n```python {path}\ndef {name}(...):\n    <every line of the corrected "
+               "body>\n```\nand then run the tests in a ```bash block")
     else:
         how = ("write the whole corrected definition in a block labeled with its file, for example\n"
                f"{EDIT_EXAMPLE}\nand then run the tests in a ```bash block")
-    return ("[tomo: you are ending the turn, but no file of the project has changed: code that is only shown, "
-            f"defined or printed changes nothing. If the task needs a change, make it now: {how}. If no change is "
-            f"needed, say so and why. {rounds_left} round(s) left.]")
+    return ("[tomo: you are ending the turn, but no file of the project has changed: describing a change, or "
+            "code that is only shown, defined or printed, changes nothing. If the task needs a change, make it now: "
+            f"{how}. If no change is needed, say so and why. {rounds_left} round(s) left.]")
 
 
 def refusal(missing: list[tuple[str, str]], rounds_left: int, *,

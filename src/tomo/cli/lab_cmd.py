@@ -1,0 +1,232 @@
+"""`tomo lab`: run a suite under variants on models, judged by each task's own oracle; report; bless.
+
+Runs are recorded one by one in SQLite (``.tomo/lab.sqlite``) or PostgreSQL (``--db URL``); running the same command
+again skips what is recorded, so an interrupted lab resumes. The report and the blessed list read only the records.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from tomo.cli import app
+from tomo.cli.rows import print_rows, rich_console, say
+from tomo.errors import ConfigError
+
+lab_app = typer.Typer(add_completion=False, help="Measure models and variants on a suite of tasks judged by their "
+                                                 "own oracles; report with intervals and paired tests; bless.")
+app.add_typer(lab_app, name="lab")
+
+EXIT_INTERRUPTED = 130
+DB_HELP = "Where runs are recorded: a file, a sqlite:/// or postgresql:// URL (default: .tomo/lab.sqlite here)."
+
+
+@lab_app.command("tasks")
+def tasks_command(
+    suite: str = typer.Argument(..., metavar="SUITE", help="A bundled suite (small, heldout) or a suite directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the tasks as JSON."),
+) -> None:
+    """List a suite's tasks: id, kind, oracle."""
+    from tomo.lab.suite import load_suite
+
+    loaded = load_suite(suite)
+    rows: list[dict[str, Any]] = [{"id": t.id, "kind": t.kind, "oracle": t.oracle, "check": t.check,
+                                   "tags": list(t.tags)} for t in loaded.tasks]
+    if as_json:
+        typer.echo(json.dumps({"suite": loaded.name, "tasks": rows}, indent=2))
+        return
+    print_rows(["task", "kind", "oracle"], [[r["id"], r["kind"], r["oracle"]] for r in rows])
+
+
+@lab_app.command("run")
+def run_command(
+    suite: str = typer.Argument(..., metavar="SUITE", help="A bundled suite (small, heldout) or a suite directory."),
+    model: list[str] = typer.Option(..., "--model", metavar="SPEC",
+                                    help="A model spec (repeat for several); 'reference' is the engine ceiling: a "
+                                         "scripted model replaying each task's reference solution."),
+    variant: list[str] = typer.Option(["strict"], "--variant", metavar="NAME[=FLAGS]",
+                                      help="NAME=\"run --exec-gate ...\" (repeat for several), or a preset: plain, "
+                                           "gated, strict, oi-strict, mini (the mini-swe-agent peer)."),
+    task: list[str] = typer.Option([], "--task", metavar="ID", help="Only these tasks (repeat)."),
+    kind: str = typer.Option("", "--kind", metavar="KIND",
+                             help="Only tasks of this kind: fix, rename, feature, repro."),
+    repeats: int = typer.Option(1, "--repeats", min=1, help="Runs of each (task, variant, model)."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    timeout: float = typer.Option(900.0, "--timeout", metavar="SECONDS", help="Wall time one run may take."),
+    parallel: int = typer.Option(1, "--parallel", min=1,
+                                 help="Runs at once (a local model server answers one request at a time: keep 1)."),
+    keep: Path = typer.Option(None, "--keep", metavar="DIR", help="Keep each run's copy and transcript under DIR."),
+    mini_steps: int = typer.Option(30, "--mini-steps", min=1, help="Step limit of the mini-swe-agent peer."),
+    as_json: bool = typer.Option(False, "--json", help="Print the new records as JSON lines."),
+) -> None:
+    """Run each task of SUITE in a fresh copy under each variant on each model, judge it by the task's own oracle
+    (never by tomo's claim), and record it. Running it again resumes: recorded runs are skipped.
+
+    Exit status: 0 when every planned run was recorded (solved or not); 1 when a run failed to start or judge;
+    2 a usage error; 130 Ctrl-C (recorded runs stay recorded).
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tomo.lab.records import LabStore, RunRecord, as_dict, db_url
+    from tomo.lab.runner import Job, RunSettings, parse_variant, plan, run_all
+    from tomo.lab.suite import load_suite
+
+    loaded = load_suite(suite)
+    variants = [parse_variant(v) for v in variant]
+    if len({v.name for v in variants}) != len(variants):
+        raise ConfigError("two variants share a name", hint="give each --variant its own NAME")
+    chosen = loaded.select(task or None, kind or None)
+    store = LabStore(db_url(db))
+    jobs = plan(loaded, chosen, variants, model, repeats, store.keys())
+    skipped = len(chosen) * len(variants) * len(model) * repeats - len(jobs)
+    err = rich_console(stderr=True)
+    if skipped:
+        err.print(f"{skipped} run(s) already recorded: skipped (resuming)", highlight=False)
+    if not jobs:
+        say("nothing to run: every run is recorded (see `tomo lab report`)")
+        return
+    settings = RunSettings(timeout_s=timeout, keep=keep, mini_steps=mini_steps)
+    failed = 0
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as progress:
+        bar = progress.add_task(f"lab {loaded.name}", total=len(jobs))
+
+        def started(job: Job) -> None:
+            progress.update(bar, description=f"lab {loaded.name}: {job.task.id} · {job.variant.name}")
+
+        def done(job: Job, record: RunRecord) -> None:
+            nonlocal failed
+            failed += bool(record.error and record.outcome == "error")
+            mark = "[green]solved[/]" if record.solved else "[red]failed[/]"
+            claim = " [bold red]FALSE CLAIM[/]" if record.false_claim else ""
+            progress.console.print(f"{record.task} · {record.variant} · {mark} · tomo said {record.outcome}"
+                                   f"{claim} · {record.wall_s:.0f} s", highlight=False)
+            if as_json:
+                typer.echo(json.dumps(as_dict(record)))
+            progress.advance(bar)
+
+        try:
+            run_all(store, loaded, jobs, settings, parallel=parallel, on_start=started, on_done=done)
+        except KeyboardInterrupt:
+            err.print("interrupted: the runs recorded so far stay; run the same command to resume", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        finally:
+            store.close()
+    if failed:
+        err.print(f"{failed} run(s) ended in an error (see `tomo lab report --runs`)", highlight=False)
+        raise typer.Exit(1)
+
+
+@lab_app.command("report")
+def report_command(
+    suite: str = typer.Argument(None, metavar="[SUITE]", help="Only this suite's runs (default: every suite)."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    runs: bool = typer.Option(False, "--runs", help="List every run (task, variant, verdict, claim) too."),
+    markdown: Path = typer.Option(None, "--markdown", metavar="FILE",
+                                  help="Write the table into FILE (e.g. docs/benchmarks.md) between "
+                                       "<!-- lab:SUITE --> markers, replacing the last report there."),
+    plot: Path = typer.Option(None, "--plot", metavar="PNG", help="Draw solve rates with intervals (matplotlib)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Per variant and model: solved (by the oracle) with a 95% interval, false claims, tokens, wall time; paired
+    A/B differences with an exact McNemar test; by task kind."""
+    from tomo.lab import report as rep
+    from tomo.lab.records import LabStore, as_dict, db_url
+    from tomo.lab.runner import machine
+
+    store = LabStore(db_url(db))
+    try:
+        records = store.records(suite)
+    finally:
+        store.close()
+    if not records:
+        where = f" for suite {suite!r}" if suite else ""
+        raise ConfigError(f"no lab runs recorded{where} in {db or '.tomo/lab.sqlite'}",
+                          hint="run some with `tomo lab run SUITE --model SPEC`")
+    suites = sorted({r.suite for r in records})
+    if as_json:
+        payload = {s: rep.to_json([r for r in records if r.suite == s]) for s in suites}
+        if runs:
+            payload["runs"] = [as_dict(r) for r in records]  # type: ignore[assignment]
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        for name in suites:
+            mine = [r for r in records if r.suite == name]
+            say(f"suite {name}: {len({r.task for r in mine})} tasks, {len(mine)} runs")
+            print_rows(["model", "variant", "solved", "95% CI", "false claims", "claims", "err/timeout",
+                        "tokens in/out", "wall"],
+                       [[rep.short_model(r.model), r.variant, f"{r.solved}/{r.runs} ({r.rate:.0%})",
+                         f"{r.interval[0]:.0%}–{r.interval[1]:.0%}",
+                         (str(r.false_claims), "red") if r.false_claims else "0", str(r.claims),
+                         f"{r.errors}/{r.timeouts}", f"{r.input_tokens:,.0f}/{r.output_tokens:,.0f}",
+                         f"{r.wall_s:.0f} s"] for r in rep.rows(mine)])
+            for p in rep.pairs(mine):
+                if p.pairs:
+                    say(f"  {p.a} vs {p.b} ({rep.short_model(p.model)}): {p.pairs} shared, only {p.a} {p.only_a}, "
+                        f"only {p.b} {p.only_b}, p = {p.p_value:.3f}")
+        if runs:
+            print_rows(["suite", "task", "variant", "model", "solved", "tomo said", "wall"],
+                       [[r.suite, r.task, r.variant, rep.short_model(r.model),
+                         ("yes", "green") if r.solved else ("no", "red"),
+                         (r.outcome + " (FALSE CLAIM)", "red") if r.false_claim else r.outcome, f"{r.wall_s:.0f} s"]
+                        for r in records])
+    if markdown is not None:
+        for name in suites:
+            section = rep.markdown(name, [r for r in records if r.suite == name], machine=machine(),
+                                   command=f"tomo lab report {name} --markdown {markdown}")
+            _replace_section(markdown, name, section)
+        rich_console(stderr=True).print(f"wrote the report into {markdown}", highlight=False)
+    if plot is not None:
+        try:
+            rep.plot(records, str(plot), f"tomo lab: {', '.join(suites)}")
+        except ImportError as exc:
+            raise ConfigError("the plot needs matplotlib", hint="pip install -e '.[lab]'") from exc
+        rich_console(stderr=True).print(f"wrote {plot}", highlight=False)
+
+
+def _replace_section(path: Path, suite: str, section: str) -> None:
+    """Between ``<!-- lab:SUITE -->`` and ``<!-- /lab:SUITE -->`` (appended when absent); the rest of FILE is kept."""
+    begin, end = f"<!-- lab:{suite} -->", f"<!-- /lab:{suite} -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = f"{begin}\n{section.rstrip()}\n{end}"
+    if begin in text and end in text and text.index(begin) < text.index(end):
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+@lab_app.command("bless")
+def bless_command(
+    suite: str = typer.Argument(..., metavar="SUITE", help="The suite whose runs decide."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    out: Path = typer.Option(None, "--out", metavar="FILE",
+                             help="Where to write the list (default: the blessed.json tomo ships and reads)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON too."),
+) -> None:
+    """Write the blessed list from the recorded runs of SUITE: each model's best variant against the engine ceiling
+    (model 'reference') under the same variant. `tomo models` shows it; detection prefers blessed models."""
+    from tomo.lab.bless import bless, write
+    from tomo.lab.records import LabStore, db_url
+    from tomo.models.blessed import BLESSED_FILE
+
+    store = LabStore(db_url(db))
+    try:
+        data = bless(suite, store.records(suite))
+    finally:
+        store.close()
+    target = out or BLESSED_FILE
+    write(data, target)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        for m in data["models"]:
+            say(f"{m['name']}: solved {m['solved']}/{m['tasks']} ({m['rate']:.0%}; ceiling {m['ceiling_rate']:.0%}), "
+                f"{m['false_claims']} false claim(s): {'blessed' if m['blessed'] else 'not blessed'}")
+        say(f"wrote {target}")

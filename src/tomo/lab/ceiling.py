@@ -1,0 +1,99 @@
+"""The engine ceiling: a perfect model that replays each task's reference solution through tomo's own CLI.
+
+What it reaches is the most any model can reach through that engine and those gates: a task the replay fails is a
+broken task (its oracle refuses the reference) or an engine that gets in the way of a correct fix (a gate that
+refuses a real verification, an edit that does not land). Either is a bug the ceiling finds before a real model's
+score is read against it. The replay writes files the way a capable model does in the oi engine, with one shell
+block per step; with ``--repro`` it first adds the reference's tests (or the hidden test, for a task whose reference
+adds none) and runs the check red, then the fix, green.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from tomo.lab.suite import Task
+
+DEFAULT_CHECK = "python -m pytest -q -p no:cacheprovider"
+
+
+def reference_files(task: Task) -> dict[str, str]:
+    """The reference's files that differ from the task's start, by relative path."""
+    changed: dict[str, str] = {}
+    for path in sorted(task.reference.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        rel = path.relative_to(task.reference).as_posix()
+        text = path.read_text(encoding="utf-8")
+        start = task.repo / rel
+        if not start.is_file() or start.read_text(encoding="utf-8") != text:
+            changed[rel] = text
+    return changed
+
+
+def is_test(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or "/tests/" in f"/{rel}"
+
+
+def hidden_tests(task: Task) -> dict[str, str]:
+    """The test a perfect model writes to reproduce a task whose reference adds none: the task's own hidden test
+    (red before the fix, green after, by construction)."""
+    if not task.hidden.is_dir():
+        return {}
+    return {path.relative_to(task.hidden).as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(task.hidden.rglob("test_*.py")) if "_original" not in path.parts}
+
+
+def write_block(files: dict[str, str], check: str) -> str:
+    """A bash block that writes ``files`` whole (quoted heredocs: the text is never expanded) and runs the check."""
+    lines = ["I will write the change and run the project's check.", "", "```bash"]
+    for rel, text in files.items():
+        marker = _marker(text)
+        parent = rel.rpartition("/")[0]
+        if parent:
+            lines.append(f"mkdir -p {shlex.quote(parent)}")
+        lines.append(f"cat > {shlex.quote(rel)} <<'{marker}'")
+        lines.append(text.rstrip("\n"))
+        lines.append(marker)
+    lines += [check, "```"]
+    return "\n".join(lines)
+
+
+def _marker(text: str) -> str:
+    marker, n = "TOMO_REFERENCE_EOF", 0
+    while marker in text:
+        n += 1
+        marker = f"TOMO_REFERENCE_EOF_{n}"
+    return marker
+
+
+def _check_of(task: Task, flags: list[str]) -> str:
+    if "--check" in flags:
+        given = flags[flags.index("--check") + 1] if flags.index("--check") + 1 < len(flags) else "auto"
+        if given != "auto":
+            return given
+    return task.check or DEFAULT_CHECK
+
+
+def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:
+    files = reference_files(task)
+    check = _check_of(task, flags)
+    tests = {rel: text for rel, text in files.items() if is_test(rel)}
+    rest = {rel: text for rel, text in files.items() if rel not in tests}
+    steps: list[str] = []
+    if "--repro" in flags and rest:
+        tests = tests or hidden_tests(task)
+        steps += [write_block(tests, check), write_block(rest, check)]
+    else:
+        steps.append(write_block(files, check))
+    steps.append("Done: the change is in place and the project's check passes.")
+    return [{"content": text, "finish": "stop"} for text in steps]
+
+
+def write_script(task: Task, flags: list[str], where: Path) -> Path:
+    """The scripted model's file (``scripted:PATH``), outside the copy the model works on."""
+    where.write_text(json.dumps({"replies": replies(task, flags)}, indent=1), encoding="utf-8")
+    return where

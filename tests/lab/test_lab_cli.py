@@ -1,0 +1,93 @@
+"""`tomo lab` as a user runs it: the real CLI in a subprocess, a real SQLite file, the engine ceiling as the model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tomo.lab.bless import MIN_TASKS, bless, write
+from tomo.lab.records import LabStore, RunRecord
+from tomo.models.blessed import load_blessed
+
+
+def test_tasks_lists_a_bundled_suite(run_tomo) -> None:  # type: ignore[no-untyped-def]
+    done = run_tomo("lab", "tasks", "small", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["suite"] == "small" and len(data["tasks"]) >= 20
+    assert {t["kind"] for t in data["tasks"]} == {"fix", "rename", "feature", "repro"}
+    missing = run_tomo("lab", "tasks", "nosuch")
+    assert missing.returncode == 2 and "no suite 'nosuch'" in missing.stderr
+
+
+def test_run_records_resumes_reports_and_writes_markdown(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "lab.sqlite"
+    args = ("lab", "run", "small", "--model", "reference", "--variant", "strict", "--task", "fix-split-bill",
+            "--db", str(db))
+    first = run_tomo(*args, "--json", timeout=300)
+    assert first.returncode == 0, first.stderr
+    (line,) = [json.loads(x) for x in first.stdout.splitlines() if x.startswith("{")]
+    assert line["task"] == "fix-split-bill" and line["solved"] and line["claim"] and not line["false_claim"]
+    again = run_tomo(*args)
+    assert again.returncode == 0 and "nothing to run" in again.stdout and "1 run(s) already recorded" in again.stderr
+
+    report = run_tomo("lab", "report", "--db", str(db), "--json")
+    (row,) = json.loads(report.stdout)["small"]["rows"]
+    assert (row["variant"], row["solved"], row["runs"], row["false_claims"]) == ("strict", 1, 1, 0)
+
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Benchmarks\n\nkept above\n")
+    for _ in range(2):  # the second report replaces the first, it does not append
+        done = run_tomo("lab", "report", "small", "--db", str(db), "--markdown", str(page))
+        assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert text.startswith("# Benchmarks\n\nkept above\n") and text.count("<!-- lab:small -->") == 1
+    assert "| reference | strict | 1/1 (100%) |" in text
+
+
+def test_bad_variants_and_empty_databases_are_usage_errors(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = run_tomo("lab", "run", "small", "--model", "reference", "--variant", "x=run --json", "--db",
+                   str(tmp_path / "a.sqlite"))
+    assert bad.returncode == 2 and "--json" in bad.stderr and "Traceback" not in bad.stderr
+    empty = run_tomo("lab", "report", "--db", str(tmp_path / "b.sqlite"))
+    assert empty.returncode == 2 and "no lab runs recorded" in empty.stderr
+
+
+def record(task: str, model: str, solved: bool, claim: bool) -> RunRecord:
+    return RunRecord(suite="small", task=task, kind="fix", variant="strict", args="run --exec-gate --repro",
+                     model=model, repeat=0, started="2026-12-04T00:00:00+00:00", wall_s=1.0, exit_code=0,
+                     claim=claim, outcome="verified" if claim else "unverified", solved=solved)
+
+
+def test_bless_writes_a_list_tomo_reads_and_applies_its_rule(tmp_path: Path) -> None:
+    tasks = [f"t{i}" for i in range(MIN_TASKS)]
+    good = "openai-compat:http://127.0.0.1:8000/v1#good-coder"
+    liar = "openai-compat:http://127.0.0.1:8000/v1#liar-coder"
+    records = [record(t, "reference", True, True) for t in tasks]
+    records += [record(t, good, i < 9, i < 9) for i, t in enumerate(tasks)]  # 9/10, every claim true
+    records += [record(t, liar, True, True) for t in tasks[:9]] + [record(tasks[9], liar, False, True)]  # 1 lie
+    store = LabStore(f"sqlite:///{tmp_path / 'lab.sqlite'}")
+    for r in records:
+        store.add(r)
+    data = bless("small", store.records("small"))
+    store.close()
+    write(data, tmp_path / "blessed.json")
+    loaded = load_blessed(path=tmp_path / "blessed.json")
+    assert loaded.note == "" and loaded.data is not None
+    by_name = {m.name: m for m in loaded.measured}
+    assert by_name["good-coder"].blessed and by_name["good-coder"].solved == 9
+    assert not by_name["liar-coder"].blessed and by_name["liar-coder"].false_claims == 1  # more solved, one lie
+    assert [m.name for m in loaded.ranked] == ["good-coder"]
+    assert loaded.rank_of_local("good-coder") == 0 and loaded.ceiling(by_name["good-coder"]) == "10/10"
+    few = bless("small", [r for r in records if r.task in tasks[:3]])
+    assert not any(m["blessed"] for m in few["models"])  # three tasks decide nothing
+    assert "no ceiling" in _error(lambda: bless("small", [replace(r, model=good) for r in records[:3]]))
+
+
+def _error(call) -> str:  # type: ignore[no-untyped-def]
+    try:
+        call()
+    except Exception as exc:
+        return str(getattr(exc, "message", exc))
+    return ""

@@ -1,0 +1,48 @@
+"""The mini-swe-agent peer, driven through its own Python API against a real loopback server that speaks the
+OpenAI wire format: what it sends is the peer's own prompt, what it runs changes the copy, and its claim (it
+submitted) comes back as the JSON the lab records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tomo.lab.peer_mini import model_kwargs
+
+pytest.importorskip("minisweagent", reason="the peer needs the lab extra: pip install -e '.[lab]'")
+
+from conftest import tomo_env
+from models.loopback import Canned, LoopbackServer, openai_body
+
+
+def action(command: str) -> Canned:
+    return Canned(body=openai_body(f"THOUGHT: next step.\n\n```mswea_bash_command\n{command}\n```"))
+
+
+def test_the_peer_runs_its_actions_in_the_copy_and_reports_its_submission(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.push(action("echo peer-was-here > note.txt"), action("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+        done = subprocess.run(
+            [sys.executable, "-m", "tomo.lab.peer_mini", "--model", f"openai-compat:{server.url}/v1#tiny",
+             "--root", str(tmp_path), "--steps", "5", "--transcript", str(tmp_path / "t.jsonl"), "--",
+             "Leave a note."], capture_output=True, text=True, env=tomo_env(), timeout=180)
+        sent = [r.json for r in server.requests if r.path.endswith("/chat/completions")]
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["submitted"] and result["outcome"] == "submitted" and result["steps"] == 2
+    assert result["usage"] == {"input_tokens": 22, "output_tokens": 14}
+    assert (tmp_path / "note.txt").read_text() == "peer-was-here\n"
+    assert sent[0]["model"] == "tiny" and "Leave a note." in sent[0]["messages"][1]["content"]
+    assert "mswea_bash_command" in sent[0]["messages"][0]["content"]  # mini's own text-mode prompt
+    assert len((tmp_path / "t.jsonl").read_text().splitlines()) >= 4
+
+
+def test_the_peer_takes_only_openai_compatible_specs() -> None:
+    assert model_kwargs("openai-compat:http://127.0.0.1:8012/v1#qwen") == {
+        "model_name": "openai/qwen", "api_base": "http://127.0.0.1:8012/v1", "api_key": "sk-local"}
+    with pytest.raises(SystemExit, match="openai-compat:URL#NAME"):
+        model_kwargs("ollama:qwen2.5-coder:7b")

@@ -16,8 +16,8 @@ from web_support import PASSWORD, login
 
 from tomo.models.scripted import ScriptedModel
 from tomo.store.console import ConsoleStore, sessions
-from tomo.web.app import LoginLimits
 from tomo.web.auth import COOKIE, require_caller
+from tomo.web.state import LoginLimits
 
 PUBLIC = {("POST", "/v1/web/login")}
 

@@ -12,7 +12,6 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,6 +31,7 @@ from tomo.web.assistant import NOT_ON, Assistant
 from tomo.web.auth import COOKIE, SAFE_METHODS, WebCaller, require_caller, same_origin, session_of
 from tomo.web.jobs import JobsReader
 from tomo.web.page import render_console, render_login
+from tomo.web.state import ConsoleState, LoginLimits, state_of
 from tomo.web.tools import DEFAULT_TOOLS, ConsoleTools, NotFound, build_registry
 
 ASSISTANT_ENV = "ASSISTANT_PROVIDER"
@@ -42,25 +42,6 @@ DEFAULT_PROMPT = (
     "outputs and token usage), its workspaces, and the code in those workspaces. Use the tools to look things up "
     "rather than guessing; say plainly when something is not there. Keep answers short."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class LoginLimits:
-    """Failed logins allowed per email and per client address within ``window_s`` before 429."""
-
-    per_email: int = 5
-    per_address: int = 30
-    window_s: float = 900.0
-
-
-@dataclass
-class ConsoleState:
-    store: ConsoleStore
-    tools: ConsoleTools
-    assistant: Assistant
-    session_ttl_s: float
-    login_limits: LoginLimits
-    secure_cookies: bool | None
 
 
 Caller = Annotated[WebCaller, Depends(require_caller)]
@@ -242,11 +223,6 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-def _state(request: Request) -> ConsoleState:
-    state: ConsoleState = request.app.state.console
-    return state
-
-
 def _routes(app: FastAPI) -> None:
     @app.post("/v1/web/login", tags=["session"], summary="Log in (JSON or form); sets the session cookie",
               openapi_extra={"requestBody": {"content": {
@@ -255,7 +231,7 @@ def _routes(app: FastAPI) -> None:
                   "required": True}},
               responses={401: {"description": "wrong email or password"}, 429: {"description": "too many failures"}})
     async def login(request: Request) -> Response:
-        state = _state(request)
+        state = state_of(request)
         form = not request.headers.get("content-type", "").startswith("application/json")
         if not same_origin(request):
             raise HTTPException(403, "a login must come from this console's own page")
@@ -295,7 +271,7 @@ def _routes(app: FastAPI) -> None:
 
     @app.post("/v1/web/logout", tags=["session"], summary="End the session", status_code=204)
     def logout(caller: Caller, request: Request) -> Response:
-        _state(request).store.delete_session(caller.token)
+        state_of(request).store.delete_session(caller.token)
         response = Response(status_code=204)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -304,7 +280,7 @@ def _routes(app: FastAPI) -> None:
              summary="Who you are, your tenant, and the CSRF token state-changing requests send back")
     def me(caller: Caller, request: Request) -> MeOut:
         session = caller.session
-        assistant = _state(request).assistant
+        assistant = state_of(request).assistant
         return MeOut(user=UserOut(id=session.user.id, email=session.user.email, is_admin=session.user.is_admin),
                      tenant=TenantOut(id=session.tenant.id, name=session.tenant.name),
                      csrf_token=session.csrf_token, expires_at=session.expires_at,
@@ -315,22 +291,22 @@ def _routes(app: FastAPI) -> None:
     @app.get("/v1/web/jobs", tags=["jobs"], response_model=JobsOut, summary="Your tenant's jobs, newest first")
     def list_jobs(caller: Caller, request: Request, status: str | None = None,
                   workspace: str | None = None) -> JobsOut:
-        return JobsOut(jobs=_found(lambda: _state(request).tools.list_jobs(caller.caller, status, workspace)))
+        return JobsOut(jobs=_found(lambda: state_of(request).tools.list_jobs(caller.caller, status, workspace)))
 
     @app.get("/v1/web/jobs/{job_id}", tags=["jobs"], summary="One job: stages, worker outputs, usage",
              responses={404: {"description": "no such job in your tenant"}})
     def show_job(caller: Caller, request: Request, job_id: str) -> dict[str, Any]:
-        return _found(lambda: _state(request).tools.show_job(caller.caller, job_id))
+        return _found(lambda: state_of(request).tools.show_job(caller.caller, job_id))
 
     @app.get("/v1/web/workspaces", tags=["workspaces"], response_model=list[WorkspaceOut],
              summary="The repositories registered to your tenant")
     def list_workspaces(caller: Caller, request: Request) -> list[dict[str, Any]]:
-        return _state(request).tools.list_workspaces(caller.caller)
+        return state_of(request).tools.list_workspaces(caller.caller)
 
     @app.get("/v1/web/workspaces/{workspace_id}", tags=["workspaces"], response_model=WorkspaceOut,
              responses={404: {"description": "no such workspace in your tenant"}})
     def show_workspace(caller: Caller, request: Request, workspace_id: int) -> dict[str, Any]:
-        for ws in _state(request).store.workspaces(caller.tenant_id):
+        for ws in state_of(request).store.workspaces(caller.tenant_id):
             if ws.id == workspace_id:
                 return ws.to_dict()
         raise HTTPException(404, f"there is no workspace {workspace_id} in your tenant")
@@ -340,24 +316,24 @@ def _routes(app: FastAPI) -> None:
              responses={404: {"description": "no such workspace in your tenant"}})
     def find_symbol(caller: Caller, request: Request, workspace_id: int,
                     q: Annotated[str, Query(min_length=1, max_length=200)]) -> list[dict[str, Any]]:
-        return _found(lambda: _state(request).tools.find_symbol(caller.caller, str(workspace_id), q))
+        return _found(lambda: state_of(request).tools.find_symbol(caller.caller, str(workspace_id), q))
 
     @app.post("/v1/web/conversations", tags=["conversations"], response_model=ConversationOut, status_code=201,
               summary="Start a new, empty conversation")
     def new_conversation(caller: Caller, request: Request, body: NewConversation | None = None) -> dict[str, Any]:
-        conv = _state(request).store.create_conversation(caller.tenant_id, caller.user_id,
-                                                         body.title if body else "")
+        conv = state_of(request).store.create_conversation(caller.tenant_id, caller.user_id,
+                                                           body.title if body else "")
         return conv.to_dict()
 
     @app.get("/v1/web/conversations", tags=["conversations"], response_model=list[ConversationOut],
              summary="Your conversations, most recent first")
     def list_conversations(caller: Caller, request: Request) -> list[dict[str, Any]]:
-        return [c.to_dict() for c in _state(request).store.conversations(caller.tenant_id, caller.user_id)]
+        return [c.to_dict() for c in state_of(request).store.conversations(caller.tenant_id, caller.user_id)]
 
     @app.get("/v1/web/conversations/{conversation_id}", tags=["conversations"], response_model=ConversationDetail,
              responses={404: {"description": "no such conversation of yours"}})
     def show_conversation(caller: Caller, request: Request, conversation_id: str) -> dict[str, Any]:
-        store = _state(request).store
+        store = state_of(request).store
         conv = store.conversation(caller.tenant_id, caller.user_id, conversation_id)
         if conv is None:
             raise HTTPException(404, f"there is no conversation {conversation_id!r} of yours")
@@ -371,7 +347,7 @@ def _routes(app: FastAPI) -> None:
                          404: {"description": "no such conversation of yours"},
                          503: {"description": "the assistant is not switched on here"}})
     async def ask(caller: Caller, request: Request, body: AssistantBody) -> StreamingResponse:
-        state = _state(request)
+        state = state_of(request)
         if not state.assistant.enabled:
             raise HTTPException(503, state.assistant.disabled_reason)
         store = state.store
@@ -394,7 +370,7 @@ def _page_routes(app: FastAPI) -> None:
         if found is None:
             return render_login()
         session, _token = found
-        state = _state(request)
+        state = state_of(request)
         caller = WebCaller(session, _token)
         return render_console(state, caller, c)
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from fastapi import HTTPException, Request
 
 from tomo.store.console import Session
 from tomo.tools import Caller
-
-if TYPE_CHECKING:
-    from tomo.web.app import ConsoleState
+from tomo.web.state import state_of
 
 COOKIE = "tomo_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -44,11 +41,6 @@ class WebCaller:
     @property
     def caller(self) -> Caller:
         return Caller(user=self.session.user.email, tenant=self.session.tenant.id)
-
-
-def state_of(request: Request) -> ConsoleState:
-    state: ConsoleState = request.app.state.console
-    return state
 
 
 def session_of(request: Request) -> tuple[Session, str] | None:

@@ -16,8 +16,8 @@ from fastapi.responses import HTMLResponse
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from tomo.web.app import ConsoleState
     from tomo.web.auth import WebCaller
+    from tomo.web.state import ConsoleState
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "

@@ -6,8 +6,8 @@ base outside the index (``class Cli(click.Group)``) may get any attribute from i
 and a name its indexed classes lack stays ambiguous instead of being called missing. A receiver of an abstract class
 (one that keeps an ``@abstractmethod``) is one of its subclasses, so a call there is ambiguous when a subclass
 overrides the method (:meth:`overridden_below`); a concrete class's receiver is read as that class. Not proven: which
-subclass a receiver of a concrete base really is at run time, metaclasses, ``__getattr__`` (see attributes.py), bases
-computed at run time.
+subclass a receiver of a concrete base really is at run time, metaclasses, bases computed at run time, what
+``__getattr__`` forwards to (core reads its return annotation for a receiver's type, never for the name asked).
 """
 
 from __future__ import annotations

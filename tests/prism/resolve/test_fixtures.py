@@ -328,3 +328,73 @@ def test_fixture_types_reach_tests_and_fixtures_only(golden) -> None:  # type: i
                 shared(engine=engine)
         """,
     }, "app.Engine.run")
+
+
+def test_a_fixture_that_requests_its_own_name_gets_the_one_it_overrides(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app.py": """
+            class Engine:
+                def run(self):  # refs: def
+                    return 1
+        """,
+        "decoy.py": CALL_DECOY,
+        "tests/conftest.py": """
+            import pytest
+            from app import Engine
+            from decoy import Decoy
+
+            @pytest.fixture
+            def engine():
+                return Engine()
+
+            @pytest.fixture
+            def decoy():
+                return Decoy()
+        """,
+        "tests/sub/conftest.py": """
+            import pytest
+
+            @pytest.fixture
+            def engine(engine):
+                engine.run()  # refs: confirmed
+                return engine
+        """,
+        "tests/sub/test_a.py": """
+            import pytest
+
+            @pytest.fixture
+            def engine(engine):
+                return engine
+
+            def test_module(engine):
+                engine.run()  # refs: confirmed
+
+            class TestK:
+                @pytest.fixture
+                def engine(self, engine):
+                    engine.run()  # refs: confirmed
+                    return engine
+
+                def test_k(self, engine):
+                    engine.run()  # refs: confirmed
+
+            class TestD:
+                @pytest.fixture
+                def engine(self, decoy):
+                    return decoy
+
+                def test_d(self, engine):
+                    engine.run()
+        """,
+        "tests/test_top.py": """
+            import pytest
+
+            @pytest.fixture
+            def nothing(nothing):
+                nothing.run()  # refs: ambiguous(untyped receiver)
+                return nothing
+
+            def test_top(nothing):
+                nothing.run()  # refs: ambiguous(untyped receiver)
+        """,
+    }, "app.Engine.run")

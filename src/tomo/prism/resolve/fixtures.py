@@ -3,11 +3,13 @@
 pytest passes fixtures to tests (``test*``) and to other fixtures only, looked up in pytest's order: a fixture of the
 test's own class, one at the test module's top level, then the conftest.py files from the test's directory upward,
 then the plugins (modules named by ``pytest_plugins`` in those files, and pytest's own when pytest is indexed), known
-only when exactly one plugin defines the name. The parameter's type is what the fixture returns (or yields). A
-``parametrize`` on the test or its class that names the parameter gives it the values' type instead: the one type
-they share, or their union (a method call on it is confirmed only where all agree). Ambiguous: a fixture no file
-provides, two plugins that both do, values prism cannot type, a decorator too long to keep (it may be that
-parametrize), fixtures requested by ``usefixtures`` or ``request.getfixturevalue``.
+only when exactly one plugin defines the name. A fixture that requests its own name gets the one it overrides, the
+next in that order (``def app(self, app)`` in a test class: the module's or the conftest's ``app``). The parameter's
+type is what the fixture returns (or yields). A ``parametrize`` on the test or its class that names the parameter
+gives it the values' type instead: the one type they share, or their union (a method call on it is confirmed only
+where all agree). Ambiguous: a fixture no file provides, two plugins that both do, values prism cannot type, a
+decorator too long to keep (it may be that parametrize), fixtures requested by ``usefixtures`` or
+``request.getfixturevalue``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tomo.prism.resolve.core import Core, Value
 
 
 class Fixtures(Core):
-    _fixture: dict[tuple[int, str, str | None], Value]
+    _fixture: dict[tuple[int, str, str | None, int], Value]
     _builtin_fixtures: dict[str, set[str]] | None
 
     def __init__(self, conn: sqlite3.Connection, root: Path | None = None) -> None:
@@ -49,16 +51,21 @@ class Fixtures(Core):
         """The type a test parameter gets from the fixture of that name.
 
         pytest's order: a fixture of the test's own class, then one at the test module's top level, then
-        conftest.py files from the test's directory upward.
+        conftest.py files from the test's directory upward. A fixture that requests its own name (``def app(self,
+        app)``, overriding the conftest's ``app``) gets the one it overrides: the first of that order past itself.
         """
         cls = self._enclosing_class(fid, scope) if scope else None
-        key = (fid, name, cls)
+        path = self.file(fid)[0]
+        # the requesting fixture's own rank in that order (below), when it asks for its own name; -1 otherwise
+        floor = -1
+        if scope and scope in self.info(fid).get("fixtures", {}).get(name, ()):
+            floor = 0 if cls is not None and self._parent(fid, scope) == cls else 1
+        key = (fid, name, cls, floor)
         if key in self._fixture:
             self._cuts += ("fixture", key) in self._pending
             return self._fixture[key]
         self._fixture[key] = None
         self._pending.add(("fixture", key))
-        path = self.file(fid)[0]
         dirs = path.split("/")[:-1]
         candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
         rows = self.conn.execute(f"SELECT id, path FROM files WHERE path IN ({','.join('?' * len(candidates))})",
@@ -74,7 +81,7 @@ class Fixtures(Core):
                     rank = 0
                 else:
                     continue
-                if best is None or rank < best[0]:
+                if rank > floor and (best is None or rank < best[0]):
                     best = (rank, q)
         provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
         value = self.returns(provider, fixture=True) if provider else None

@@ -404,6 +404,48 @@ class Source:
         text = b"".join(self._raw[first - 1:st.end_lineno or st.lineno])
         return text if text.isascii() else None
 
+    def constructions(self, def_line: int, name: str) -> list[tuple[int, int]] | None:
+        """Where the function defined at ``def_line`` makes an object of the class ``name`` it defines: (line,
+        column just past the name, in characters) of each call ``name(...)`` in its own body.
+
+        None unless those are all the ways the class can be reached: the name used otherwise (assigned, passed,
+        returned, a base, a decorator's argument), used inside another function, lambda or class (its arguments
+        would be read in the wrong scope), bound again (a parameter, an import, ``global``/``nonlocal``, a second
+        ``class``/``def``), or an object made again from what it is (``type(x)``, ``x.__class__``, ``cls``, a
+        ``classmethod``) anywhere in the function.
+        """
+        fn = self._function(def_line)
+        if fn is None:
+            return None
+        callees = {id(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)}
+        found: list[tuple[int, int]] = []
+        classes = 0
+        todo: list[tuple[ast.AST, bool]] = [(ch, False) for ch in ast.iter_child_nodes(fn)]
+        while todo:
+            node, nested = todo.pop()
+            if isinstance(node, ast.Name):
+                if node.id in ("type", "cls", "classmethod"):
+                    return None
+                if node.id == name:
+                    if nested or not isinstance(node.ctx, ast.Load) or id(node) not in callees:
+                        return None
+                    line = self._lines[node.lineno - 1] if 0 < node.lineno <= len(self._lines) else ""
+                    end = node.end_col_offset or 0
+                    found.append((node.lineno, len(line.encode()[:end].decode("utf-8", "replace"))))
+            elif isinstance(node, ast.Attribute) and node.attr == "__class__":
+                return None
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                if not isinstance(node, ast.ClassDef) or nested:
+                    return None
+                classes += 1
+            elif ((isinstance(node, ast.arg) and node.arg == name)
+                  or (isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name)
+                  or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names)):
+                return None  # the name bound again: which calls make the class is not proven
+            inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+            todo += [(ch, inner) for ch in ast.iter_child_nodes(node)]
+        return found if classes == 1 else None
+
     def type_comment(self, line: int) -> str | None:
         """The ``# type: X`` comment of the assignment at ``line`` (PEP 484's annotation for older code)."""
         for node in self._nodes_at(line):

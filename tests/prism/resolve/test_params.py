@@ -173,3 +173,92 @@ def test_a_default_named_like_its_parameter_is_the_outer_function(golden) -> Non
                 return helper(1)
         """,
     }, "m.helper")
+
+
+def test_a_class_defined_in_a_function_is_constructed_only_there(golden) -> None:  # type: ignore[no-untyped-def]
+    golden({
+        "app.py": """
+            class Engine:
+                def run(self):  # refs: def
+                    return 1
+        """,
+        "decoy.py": CALL_DECOY,
+        "tests/conftest.py": """
+            import pytest
+            from app import Engine
+
+            @pytest.fixture
+            def engine():
+                return Engine()
+        """,
+        "tests/test_a.py": """
+            from decoy import Decoy
+
+            def test_view(engine):
+                class View:
+                    def __init__(self, engine, other):
+                        engine.run()  # refs: confirmed
+                        other.run()  # refs: ambiguous(untyped receiver)
+
+                View(engine, Decoy())
+                View(engine, other=engine)
+
+            def test_decoy(engine):
+                class View:
+                    def __init__(self, engine):
+                        engine.run()
+
+                View(Decoy())
+
+            def test_escapes(engine):
+                class Kept:
+                    def __init__(self, engine):
+                        engine.run()  # refs: ambiguous(untyped receiver)
+
+                Kept(engine)
+                factory = Kept
+
+            def test_subclassed(engine):
+                class Base:
+                    def __init__(self, engine):
+                        engine.run()  # refs: ambiguous(untyped receiver)
+
+                class Sub(Base):
+                    pass
+
+                Base(engine)
+                Sub(Decoy())
+
+            def test_made_again(engine):
+                class Again:
+                    def __init__(self, engine):
+                        engine.run()  # refs: ambiguous(untyped receiver)
+
+                    def copy(self):
+                        return type(self)(Decoy())
+
+                Again(engine)
+
+            def test_made_in_a_nested_function(engine):
+                class Inner:
+                    def __init__(self, engine):
+                        engine.run()  # refs: ambiguous(untyped receiver)
+
+                def make():
+                    return Inner(engine)
+
+                make()
+
+            def test_never_made(engine):
+                class Unused:
+                    def __init__(self, engine):
+                        engine.run()  # refs: ambiguous(untyped receiver)
+
+            class Public:
+                def __init__(self, engine):
+                    engine.run()  # refs: ambiguous(untyped receiver)
+
+            def test_public(engine):
+                Public(engine)
+        """,
+    }, "app.Engine.run")

@@ -3,11 +3,12 @@
 An annotated parameter is its annotation, ``self`` an instance of its class, ``cls`` the class. Otherwise the rules
 below are asked in order, the first that applies deciding: a parameter the innermost decorator injects (its own
 parameter says so, ``fn: Callable[[Session], R]``); the overridden method's annotation of the same position; pytest's
-fixture or parametrize values (fixtures.py); the callers, for a test helper called with a fixture and for a private
-function or method (``_name``): typed only when every use of the name in the index is a call that provably reaches
-this function and all of them pass values of one known type. One use prism cannot follow (the function passed around,
-an untyped receiver, a ``*args`` call) and the parameter stays unknown, so what it is used for stays ambiguous;
-public functions are never typed from their callers (code outside the index may call them).
+fixture or parametrize values (fixtures.py); the callers, for a class defined inside a function (its ``__init__``:
+every ``Cls(...)`` in that function, the only place that can name it), for a test helper called with a fixture and
+for a private function or method (``_name``): typed only when every use of the name is a call that provably reaches
+this function and all of them pass values of one known type. One use prism cannot follow (the function or class
+passed around, an untyped receiver, a ``*args`` call, ``type(x)(...)``) and the parameter stays unknown, so what it is
+used for stays ambiguous; public functions are never typed from their callers (code outside the index may call them).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ class Params(Core):
         parametrized = self._parametrized(fid, scope, name)
         if parametrized is not None:
             return parametrized
+        if idx > 0 and scope.endswith(".__init__"):
+            made = self._local_class_callers(fid, scope, name, idx)
+            if made is not None:
+                return made
         if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
             return self._from_call_sites(fid, scope, name, idx)
         if _private(scope.rsplit(".", 1)[-1]):
@@ -174,6 +179,44 @@ class Params(Core):
                     return None
                 found, calls = v, calls + 1
             return found if calls else None
+        finally:
+            self._stack.discard(key)
+
+    def _local_class_callers(self, fid: int, scope: str, name: str, idx: int) -> Value:
+        """A parameter of ``__init__`` of a class defined inside a function, typed by what every construction passes.
+
+        Only that function can name the class, so its calls of the name are every construction there is, as long
+        as the class never leaves it and nothing makes an object again from what it is (the source says, see
+        :meth:`tomo.prism.pysource.Source.constructions`). Proven when every call passes a value of one known type;
+        a class the function never makes leaves the parameter unknown.
+        """
+        info = self.info(fid)
+        cls = info.parents.get(scope)
+        outer = info.parents.get(cls) if cls is not None else None
+        if cls is None or outer is None or info.kinds.get(cls) != "class" or info.kinds.get(outer) not in (
+                "function", "method"):
+            return None
+        key = ("local class", scope, name)
+        if key in self._memo:
+            return self._memo[key]
+        d = self.definition(outer)
+        src = self._source(fid)
+        calls = src.constructions(d[4], cls.rsplit(".", 1)[-1]) if d is not None and src is not None else None
+        if not calls or self._cycle(key):
+            return None
+        self._stack.add(key)
+        cuts = self._cuts
+        try:
+            found: Value = None
+            for line, after_name in calls:
+                v = self._passed_type(fid, outer, line, after_name, idx - 1, name)
+                if v is None or (found is not None and v != found):
+                    found = None
+                    break
+                found = v
+            if self._cuts == cuts:  # met no cycle guard: the answer depends on nothing but what was asked
+                self._memo[key] = found
+            return found
         finally:
             self._stack.discard(key)
 

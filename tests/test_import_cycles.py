@@ -1,4 +1,5 @@
-"""The house has no circles: no two of tomo's modules import each other, directly or round a longer loop.
+"""The house has no circles: no two of tomo's modules import each other, directly or round a longer loop; and each
+part imports only the layers below it (LAYERS, the table of docs/DESIGN.md).
 
 What counts as an import (read from the source with ``ast``, nothing is imported):
 
@@ -21,6 +22,7 @@ import names (``from tomo.team import code`` reaches ``tomo.team.code``; ``from 
 from __future__ import annotations
 
 import ast
+import functools
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -81,6 +83,7 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+@functools.cache
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     modules = _modules(root)
     return {name: _imports(name, path, modules) for name, path in modules.items()}
@@ -126,3 +129,37 @@ def test_the_rules_on_small_packages(tmp_path: Path, files: dict[str, str], cycl
             (tmp_path / "tomo" / "pkg" / "__init__.py").touch()
         path.write_text(text)
     assert (find_cycle(import_graph(tmp_path)) is not None) is cycle
+
+
+# The house of docs/DESIGN.md, bottom first: a module may import the layers below its own, and inside its layer only
+# what its row lists. The parts of one row that are not listed are side by side and never import each other (the
+# engines meet only in tomo.cli, which hands team the oi engine through tomo.cli.team_oi).
+LAYERS: list[dict[str, set[str]]] = [
+    {"errors": set(), "config": {"errors"}, "events": {"errors"}},
+    {"models": set(), "prism": set(), "sandbox": set(), "store": set()},
+    {"tools": set(), "loop": {"tools"}, "agents": {"loop", "tools"}},
+    {"assist": set(), "oi": set(), "team": set(), "lab": set()},
+    {"web": set(), "mcp_server": set(), "demo": set()},
+    {"cli": set(), "__main__": {"cli"}},
+]
+
+
+def _part(module: str) -> str:
+    """The part of the house a module belongs to: tomo.prism.resolve.core is prism; tomo itself is "" (its version)."""
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_each_part_imports_only_the_layers_below_it() -> None:
+    level = {part: i for i, row in enumerate(LAYERS) for part in row}
+    graph = import_graph()
+    parts = {_part(m) for m in graph} - {""}
+    assert parts == set(level), f"parts not placed in LAYERS (and in docs/DESIGN.md): {sorted(parts ^ set(level))}"
+    wrong = []
+    for module, imported in sorted(graph.items()):
+        here = _part(module)
+        for target in sorted(imported):
+            there = _part(target)
+            if there in ("", here) or level[there] < level[here] or there in LAYERS[level[here]][here]:
+                continue
+            wrong.append(f"{module} imports {target}")
+    assert not wrong, "imports against the house of docs/DESIGN.md:\n" + "\n".join(wrong)

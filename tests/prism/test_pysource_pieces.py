@@ -110,6 +110,15 @@ def chained(rows, n):
     for row in rows:
         qs = row
     return qs.all(), total, count, first
+
+
+def test_views(app):
+    class View:
+        def __init__(self, app):
+            self.app = app
+    View(app)
+    return [View(
+        app)]
 '''
 
 
@@ -133,6 +142,7 @@ def _answers(src: Source, text: str) -> list[object]:
     for f in funcs:
         for name in names:
             out.append(src.parametrized(f.lineno, name))
+            out.append(src.constructions(f.lineno, name))
             for line in range(f.lineno, (f.end_lineno or f.lineno) + 1):
                 out.append(src.reaching(f.lineno, name, line))
     for a in ast.walk(tree):
@@ -153,6 +163,7 @@ def test_pieces_answer_as_the_whole_file(tmp_path: Path) -> None:
     assert pieces.reaching(60, "result", 64) is None and pieces.reaching(9, "total", 12) is None
     assert pieces.reaching(29, "got", 31) == 30
     assert pieces.type_comment(38) == "list[int]"
+    assert pieces.constructions(98, "View") == [(102, 8), (103, 16)] and pieces.constructions(98, "app") is None
     assert pieces.receiver(51, 17, "add") == "Builder().add(1)"
     assert whole.tree is not None
     # ... and none of them needed the whole file: each line's own piece parsed

@@ -444,7 +444,7 @@ class Source:
                 return None  # the name bound again: which calls make the class is not proven
             inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
             todo += [(ch, inner) for ch in ast.iter_child_nodes(node)]
-        return found if classes == 1 else None
+        return sorted(found) if classes == 1 else None
 
     def type_comment(self, line: int) -> str | None:
         """The ``# type: X`` comment of the assignment at ``line`` (PEP 484's annotation for older code)."""

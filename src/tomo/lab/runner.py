@@ -40,6 +40,7 @@ PRESETS: dict[str, str] = {
     "gated": "run --exec-gate --check auto --engine auto",
     "strict": "run --exec-gate --repro --check auto --engine auto",
     "oi-strict": "run --exec-gate --repro --check auto",
+    "honest": "run --exec-gate --claim repro --check auto --engine auto",
     "mini": "mini",
 }
 """Variants by name, so ``--variant strict`` needs no flags; ``NAME="flags"`` defines any other."""

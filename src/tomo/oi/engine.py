@@ -160,6 +160,7 @@ class Engine:
         infer_edits: bool = True,
         max_repeats: int = 3,
         check: str | None = None,
+        claim: str = "exec",
         max_reply_tokens: int | None = MAX_REPLY_TOKENS,
     ) -> None:
         if max_rounds < 1:
@@ -183,6 +184,7 @@ class Engine:
         self.infer_edits = infer_edits
         self.max_repeats = max_repeats
         self.check = check
+        self.claim = claim
         self.max_reply_tokens = max_reply_tokens
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
@@ -229,7 +231,7 @@ class Engine:
         summary = self.last = TurnSummary()
         new = [Message.user(self._with_context(user, history, emit))]
         baseline = await self._baseline_failures()
-        gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro)
+        gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro, claim_repro=self.claim == "repro")
         gates.start()
         told_unrunnable = False
         previous, repeats = "", 0

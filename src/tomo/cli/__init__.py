@@ -59,7 +59,10 @@ import typer  # noqa: E402
 from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
 from tomo import __version__  # noqa: E402
+from tomo.cli import help_names  # noqa: E402
 from tomo.errors import TomoError  # noqa: E402
+
+help_names.install()  # help names values (TASK, --root DIR), not typer's type labels (<str>, {task})
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -150,8 +153,28 @@ app = typer.Typer(
 )
 
 
+def installed_version() -> str:
+    """The version pip installed (the package's metadata), else the source's own when tomo runs from a tree that was
+    never installed (``PYTHONPATH=src``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tomo")
+    except PackageNotFoundError:
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tomo {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: bool = typer.Option(False, "--version", is_eager=True, expose_value=False, callback=_print_version,
+                                  help="Print tomo's version and exit."),
+) -> None:
     # A callback keeps `app` a group while `version` is the only command registered (before any verb is loaded).
     pass
 
@@ -159,7 +182,7 @@ def _root() -> None:
 @app.command()
 def version() -> None:
     """Print tomo's version."""
-    typer.echo(__version__)
+    typer.echo(installed_version())
 
 
 @functools.cache

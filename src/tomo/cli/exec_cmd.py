@@ -31,10 +31,13 @@ if TYPE_CHECKING:
 def exec_(
     command: list[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
     sandbox: str = typer.Option(
-        None, "--sandbox", "-s", help="strict (bubblewrap) or local (unconfined); default: \\[sandbox] kind, else auto."
+        None, "--sandbox", "-s", metavar="KIND",
+        help="strict (bubblewrap) or local (unconfined); default: sandbox.kind in tomo.toml, else auto."
     ),
-    root: Path = typer.Option(Path("."), "--root", "-C", help="The workspace: the only directory the box can write."),
-    timeout: float = typer.Option(None, "--timeout", "-t", help="Wall-clock seconds before the whole tree is killed."),
+    root: Path = typer.Option(Path("."), "--root", "-C", metavar="DIR",
+                              help="The workspace: the only directory the box can write."),
+    timeout: float = typer.Option(None, "--timeout", "-t", metavar="SECONDS",
+                                  help="Wall-clock seconds before the whole tree is killed."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON instead of streaming the output."),
 ) -> None:
     """Run COMMAND in the sandbox with --root as its workspace; exit with its exit code (124 on timeout).

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from tomo.agents import load_agents
 from tomo.cli import app
+from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
 from tomo.cli.team_render import TeamProgress, print_jobs, render_job
@@ -45,8 +46,9 @@ team_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, add_completion=F
                             "checkpoints every worker and resumes after a crash.")
 app.add_typer(team_app, name="team")
 
-_DB = typer.Option(None, "--db", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
-_WORKSPACE = typer.Option(Path("."), "--workspace", help="The job's workspace (default: current directory).")
+_DB = typer.Option(None, "--db", metavar="URL", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
+_WORKSPACE = typer.Option(Path("."), "--workspace", metavar="DIR",
+                          help="The job's workspace (default: current directory).")
 
 
 def _store(db: str | None, workspace: Path) -> JobStore:
@@ -134,20 +136,26 @@ def _execute_on(team: Team, backend: str, graph: TaskGraph | None, request: str 
 @team_app.command("run")
 def run_cmd(
     request: str = typer.Argument(..., help='What the team should do, e.g. "add a --json flag to tomo list".'),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec (roles the map does not name)."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    stages: str | None = typer.Option(None, "--stages", help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
-                                      " (@NAME is an agent, role*2 two workers)."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="Token budget (input+output) for the job."),
-    backend: str = typer.Option("local", "--backend", help="local (asyncio in this process) or dbos."),
-    job_id: str | None = typer.Option(None, "--job-id", help="The job's id (default: a timestamp)."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec (roles the map does not name)")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    stages: str | None = typer.Option(None, "--stages", metavar="STAGES",
+                                      help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
+                                           " (@NAME is an agent, role*2 two workers)."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="Token budget (input+output) for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND",
+                                help="local (asyncio in this process) or dbos."),
+    job_id: str | None = typer.Option(None, "--job-id", metavar="ID", help="The job's id (default: a timestamp)."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the finished job as JSON instead of its output."),
     detach: bool = typer.Option(False, "--detach", help="dbos only: enqueue the job and return; `tomo team worker` "
                                 "processes run it."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (default: the --db server "
-                                       "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (default: the --db server "
+                                            "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
 ) -> None:
     """Run REQUEST through the stages; `tomo team REQUEST` is the same.
 
@@ -185,14 +193,18 @@ def run_cmd(
 @team_app.command("resume")
 def resume_cmd(
     job: str = typer.Argument(..., help="The id of the job to continue (tomo team list shows them)."),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec for roles the map does not name."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="A new token budget for the job."),
-    backend: str = typer.Option("local", "--backend", help="local or dbos."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec for roles the map does not name")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="A new token budget for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND", help="local or dbos."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the job as JSON when it ends."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
 ) -> None:
     """Continue a job from its first unfinished worker (a complete job is left as it is).
 
@@ -254,9 +266,11 @@ def list_cmd(
 def worker_cmd(
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
-    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, help="Seconds of silence after which another "
-                                      "process's work is taken over."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
+    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, metavar="SECONDS",
+                                      help="Seconds of silence after which another "
+                                           "process's work is taken over."),
 ) -> None:
     """Serve the DBOS queues: run the workers (and jobs) that any process enqueued, until Ctrl-C or SIGTERM."""
     import signal

@@ -15,6 +15,7 @@ import functools
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
@@ -60,7 +61,7 @@ from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
 from tomo import __version__  # noqa: E402
 from tomo.cli import help_names  # noqa: E402
-from tomo.errors import TomoError  # noqa: E402
+from tomo.errors import ConfigError, TomoError  # noqa: E402
 
 help_names.install()  # help names values (TASK, --root DIR), not typer's type labels (<str>, {task})
 
@@ -125,7 +126,10 @@ class LazyGroup(TyperGroup):
             _register()  # a verb some module registers but VERBS does not name yet
             self._adopt()
         cmd = self.commands.get(cmd_name)
-        return None if isinstance(cmd, _Listed) else cmd
+        if cmd is None or isinstance(cmd, _Listed):
+            return None
+        _check_roots_of(cmd)
+        return cmd
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
@@ -183,6 +187,33 @@ def _root(
 def version() -> None:
     """Print tomo's version."""
     typer.echo(installed_version())
+
+
+def check_root(root: Path) -> Path:
+    """``--root`` as every verb takes it: an existing directory, else a usage error in one line that names the path
+    and why. Checked while the command line is parsed (:func:`_check_roots_of`), before a verb loads a setting,
+    opens an index or starts a model, so every verb says the same thing and exits 2 (``tomo exec``: 125, as all of
+    its own failures)."""
+    if not root.exists():
+        raise ConfigError(f"--root {root} does not exist: pass the project's directory (default: the current one)")
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a directory: pass the project's directory, not a file in it")
+    return root
+
+
+def _root_given(ctx: Any, param: Any, value: Any) -> Any:
+    if value is not None and not ctx.resilient_parsing:  # resilient: shell completion, which must not fail
+        check_root(Path(value))
+    return value
+
+
+def _check_roots_of(command: Any) -> None:
+    """Give every ``--root`` option of ``command`` (and of its sub-commands) the one check, :func:`check_root`."""
+    for param in getattr(command, "params", ()):
+        if "--root" in getattr(param, "opts", ()) and param.callback is None:
+            param.callback = _root_given
+    for sub in getattr(command, "commands", {}).values():
+        _check_roots_of(sub)
 
 
 @functools.cache

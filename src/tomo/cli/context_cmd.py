@@ -61,8 +61,6 @@ def context_pack(
     """Find the code TASK is about (anchors in the code graph, then BM25) and print the preamble for a model."""
     text = read_task(task)
     weights = Weights(history=HISTORY_WEIGHT) if history or git_dir is not None or git_rev is not None else Weights()
-    if not root.is_dir():
-        raise ConfigError(f"--root {root} is not a directory", hint="pass --root DIR with the repository to search")
     if as_json or not err.is_terminal:
         pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev, weights=weights)
     else:

@@ -16,7 +16,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from tomo.errors import ModelError
 from tomo.events import (
@@ -38,10 +38,7 @@ from tomo.events import (
 )
 from tomo.models.base import Model
 from tomo.models.messages import Finish, Message, Reply, ReplyDone, TextDelta, ToolCall, ToolSpec, Usage
-from tomo.tools import Caller, Registry, ToolResult
-
-if TYPE_CHECKING:
-    from tomo.agents import Agent
+from tomo.tools import Caller, Registry, ToolResult, ToolUser
 
 StopReason = Literal["steps", "tool_calls", "tokens", "malformed_calls", "error"]
 
@@ -62,6 +59,21 @@ class Limits:
     def merge(self, **overrides: int | None) -> Limits:
         """A copy with the given fields replaced where the override is not ``None``."""
         return dataclasses.replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+class LoopAgent(ToolUser, Protocol):
+    """What the loop needs from an agent (a :class:`tomo.agents.Agent` satisfies this): the loop sits below
+    ``agents.py``, which builds agents from configuration with the loop's :class:`Limits`, so it names the shape, not
+    the class."""
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def force_tools(self) -> bool: ...
+
+    @property
+    def limits(self) -> Limits: ...
 
 
 @dataclass(slots=True)
@@ -122,7 +134,7 @@ _LIMIT_WORDS: dict[StopReason, str] = {
 
 
 async def run(
-    agent: Agent,
+    agent: LoopAgent,
     model: Model,
     registry: Registry,
     caller: Caller,
@@ -194,7 +206,7 @@ async def run(
         emit(UsageReported(name, out.usage.input_tokens, out.usage.output_tokens, out.usage.estimated))
 
 
-async def _answer(agent: Agent, registry: Registry, caller: Caller, calls: list[ToolCall], limits: Limits,
+async def _answer(agent: LoopAgent, registry: Registry, caller: Caller, calls: list[ToolCall], limits: Limits,
                   out: Outcome, send: Callable[[Event], None]) -> None:
     """Answers every call of one reply, in order. Each call gets a tool message, even those a limit leaves unrun
     (providers reject a history where a call has no answer)."""
@@ -264,7 +276,7 @@ def _summary(result: ToolResult) -> str:
 
 
 def run_sync(
-    agent: Agent,
+    agent: LoopAgent,
     model: Model,
     registry: Registry,
     caller: Caller,

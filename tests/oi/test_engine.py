@@ -167,7 +167,8 @@ async def test_the_context_pack_is_injected_once_when_available(make_engine, str
     monkeypatch.setitem(sys.modules, "tomo.oi.context_pack", types.SimpleNamespace(build=build))
     engine, _model = make_engine(strict, project, [say("ok"), say("ok again")], context=True, lsp="pylsp")
     first = await engine.turn([], "fix add", ListSink())
-    assert first[0].content == "fix add\n\n## context\ncalc.add is defined in calc.py:4"
+    assert first[0].content.startswith("fix add\n\n## context\ncalc.add is defined in calc.py:4\n\n")
+    assert first[0].content.endswith("then a ```bash block that runs the tests.")  # the first step, said last
     assert calls == [(project.resolve(), "fix add", "pylsp", 1500)]
     second = await engine.turn(first, "and now?", ListSink())
     assert second[0].content == "and now?" and len(calls) == 1  # once per session, not per turn

@@ -140,3 +140,11 @@ async def test_one_ctrl_c_that_kills_the_only_check_leaves_the_turn_unverified(m
 async def test_every_block_says_whether_it_changed_a_file(make_engine, strict, project):
     _, messages, _, _ = await turn(make_engine, strict, project, [RED, say("it fails")])
     assert messages[2].content.rstrip().endswith("[tomo: this block changed no file]")
+
+
+async def test_the_push_back_names_the_context_packs_best_definition(make_engine, strict, project):
+    summary, _, _, model = await turn(make_engine, strict, project, [say("I changed add."), say("done")],
+                                      exec_gate=True, context=True)
+    assert summary.pushed_back == 1 and summary.outcome == "unchanged"
+    push = model.sent[1][-1].content
+    assert "describing a change" in push and "```python calc.py\ndef add(...):" in push

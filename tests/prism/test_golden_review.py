@@ -93,38 +93,6 @@ def test_lambda_parameters_are_local_to_the_lambda(golden) -> None:  # type: ign
     }, "m.helper")
 
 
-def test_a_decorated_function_does_not_give_its_return_type(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "m.py": """
-            import functools
-
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-
-            def deco(f):
-                return lambda: 42
-
-            @deco
-            def wrapped() -> Engine:
-                return Engine()
-
-            @functools.lru_cache(maxsize=None)
-            def cached() -> Engine:
-                return Engine()
-
-            @staticmethod
-            def plain() -> Engine:
-                return Engine()
-
-            def f():
-                wrapped().run()  # refs: ambiguous(untyped receiver)
-                cached().run()  # refs: confirmed
-                plain().run()  # refs: confirmed
-        """,
-    }, "m.Engine.run")
-
-
 def test_a_redefined_symbol_is_found_by_its_qualified_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
     write_project(tmp_path, {"m.py": "def helper():\n    return 1\n\n\ndef helper():\n    return 2\n"})
     with Graph.open(tmp_path) as g:
@@ -219,65 +187,6 @@ def test_a_variable_assigned_in_branches_is_confirmed_only_where_all_assignments
     }, "m.Foo.run")
 
 
-def test_fixture_types_reach_tests_and_fixtures_only(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "app.py": """
-            class Engine:
-                def run(self):  # refs: def
-                    return 1
-
-            class Other:
-                def run(self):
-                    return 2
-        """,
-        "tests/conftest.py": """
-            import pytest
-            from app import Engine
-
-            @pytest.fixture
-            def engine():
-                return Engine()
-
-            @pytest.fixture
-            def started(engine):
-                engine.run()  # refs: confirmed
-                return engine
-        """,
-        "tests/test_a.py": """
-            import pytest
-            from app import Other
-
-            def test_fixture(engine):
-                engine.run()  # refs: confirmed
-
-            @pytest.mark.parametrize("engine", [Other()])
-            def test_parametrized(engine):
-                engine.run()  # the parametrize gives an Other, not the fixture: provably Other.run
-
-            @pytest.mark.parametrize("x", [1])
-            class TestK:
-                @pytest.mark.parametrize("engine", [Other()])
-                def test_m(self, x, engine):
-                    engine.run()  # an Other too
-
-            def not_a_test(engine):  # pytest injects nothing here: its one call passes an Other
-                engine.run()
-
-            def test_calls_helper():
-                not_a_test(Other())
-
-            def shared(engine):  # every call passes the fixture
-                engine.run()  # refs: confirmed
-
-            def test_shared(engine):
-                shared(engine)
-
-            def test_shared_kw(engine):
-                shared(engine=engine)
-        """,
-    }, "app.Engine.run")
-
-
 def test_path_line_col_names_the_definition_under_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
     write_project(tmp_path, {
         "a.js": "export function helper(x) { return x; }\n",
@@ -288,65 +197,6 @@ def test_path_line_col_names_the_definition_under_the_column(tmp_path) -> None: 
         # a use on a definition's line names what it uses, not the definition
         assert g.symbol("m.py:9:25").qualname == "m.other"
         assert g.symbol("m.py:9:4").qualname == "m.process_everything"
-
-
-def test_defaults_and_annotations_read_the_enclosing_scope(golden) -> None:  # type: ignore[no-untyped-def]
-    # missing these broke the code a rename left behind: `def f(helper=helper)` then named nothing
-    golden({
-        "m.py": """
-            class Engine:  # refs: def
-                pass
-
-            def helper(x):
-                return x
-
-            def f(helper=helper, Engine: Engine = None) -> Engine:  # refs: confirmed, confirmed
-                return helper(Engine)
-
-            def g(Engine):
-                return Engine
-        """,
-    }, "m.Engine")
-
-
-def test_a_default_named_like_its_parameter_is_the_outer_function(golden) -> None:  # type: ignore[no-untyped-def]
-    golden({
-        "m.py": """
-            def helper(x):  # refs: def
-                return x
-
-            def f(helper=helper):  # refs: confirmed
-                return helper(1)
-        """,
-    }, "m.helper")
-
-
-def test_a_subclass_attribute_of_the_same_name_is_offered_with_it(golden) -> None:  # type: ignore[no-untyped-def]
-    # B sets self.size and A's methods read it: renaming A.size alone would make grow() ignore B's value
-    golden({
-        "m.py": """
-            class A:
-                size = 0  # refs: def
-
-                def grow(self):
-                    return self.size + 1  # refs: confirmed
-
-            class B(A):
-                def __init__(self):
-                    self.size = 3  # refs: ambiguous(overrides)
-
-            class C(A):
-                size = 7  # refs: ambiguous(overrides)
-
-            class Unrelated:
-                size = 1
-
-            size = 2
-
-            def f(b: B, u: Unrelated):
-                return b.size + u.size  # refs: ambiguous(bound to m.B.size)
-        """,
-    }, "m.A.size")
 
 
 def test_star_imports_bind_only_what_the_module_exports(golden) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tomo.prism.resolve import _parse
+from tomo.prism.resolve.text import _parse
 
 
 @pytest.mark.parametrize(("text", "ops"), [

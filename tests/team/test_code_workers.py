@@ -7,13 +7,14 @@ from pathlib import Path
 
 from team_support import Recorder, make_team, reply, script
 
+from tomo.cli.team_oi import OiRunner
 from tomo.config import Settings
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
 from tomo.prism import Graph
 from tomo.team import Stage, TaskGraph, Worker
-from tomo.team.code import CodeResult, OiRunner
+from tomo.team.code import CodeResult
 
 
 def _repo(path: Path) -> None:
@@ -36,6 +37,9 @@ class EditingRunner:
         (worktree / name).write_text("VALUE = 1\n")
         (worktree / "app.py").write_text(f"print('hello from {name}')\n")
         return CodeResult(f"wrote {name}", Usage(20, 10), "passed")
+
+    def seed(self, worktree: Path, workspace: Path) -> None:
+        """Nothing to index for this stand-in."""
 
 
 async def test_parallel_code_workers_edit_their_own_worktrees_and_the_merge_sees_each_diff(tmp_path: Path) -> None:
@@ -63,10 +67,12 @@ async def test_parallel_code_workers_edit_their_own_worktrees_and_the_merge_sees
     assert result.record.stages[0].workers[0].input_tokens == 20
 
 
-class IndexProbe:
-    """Stands in for the code engine: reads what a worker's worktree holds of tomo's indexes when the engine starts."""
+class IndexProbe(OiRunner):
+    """The oi runner's seeding, and in place of its engine a probe: what a worker's worktree holds of tomo's indexes
+    when the engine starts."""
 
     def __init__(self) -> None:
+        super().__init__(Settings())
         self.seen: list[tuple[bool, bool, int, int]] = []
 
     async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult:
@@ -100,18 +106,10 @@ async def test_each_worktree_starts_from_the_workspaces_indexes(tmp_path: Path) 
 
 async def test_a_code_worker_without_an_engine_fails_with_a_clear_reason(tmp_path: Path) -> None:
     spec = script(tmp_path, "x", reply("x"))
-    team = make_team(tmp_path, {}, primary=spec)
-    team._code_runner = None
-    import tomo.team.code as code
-
-    original = code.default_runner
-    code.default_runner = lambda *_: None  # this build has the oi engine; the test is about one without it
-    try:
-        result = await team.run(TaskGraph("c1", (Stage("build", (Worker("implementer", code=True),)),)), "go")
-    finally:
-        code.default_runner = original
+    team = make_team(tmp_path, {}, primary=spec)  # no code_runner given
+    result = await team.run(TaskGraph("c1", (Stage("build", (Worker("implementer", code=True),)),)), "go")
     assert result.status == "failed"
-    assert "no code engine" in result.reason
+    assert "given no code engine" in result.reason and "code_runner=" in result.reason
 
 
 async def test_a_code_worker_runs_the_oi_engine_in_its_worktree(tmp_path: Path) -> None:
@@ -124,7 +122,8 @@ async def test_a_code_worker_runs_the_oi_engine_in_its_worktree(tmp_path: Path) 
                    reply("feature.py holds VALUE; the check passed.", tokens=(130, 10)))
     reviewer = script(tmp_path, "reviewer", reply("APPROVE"))
     settings = Settings.model_validate({"sandbox": {"kind": "local", "timeout_s": 60}})
-    team = make_team(tmp_path, {"implementer": coder, "reviewer": reviewer}, primary=reviewer, settings=settings)
+    team = make_team(tmp_path, {"implementer": coder, "reviewer": reviewer}, primary=reviewer, settings=settings,
+                     code_runner=OiRunner(settings))
     team.workspace = workspace.resolve()
     graph = TaskGraph("oi1", (Stage("build", (Worker("implementer", code=True),)),
                               Stage("review", (Worker("reviewer"),))))

@@ -126,3 +126,22 @@ def test_ctrl_c_leaves_the_job_incomplete_and_resumable(tmp_path: Path) -> None:
     job = open_store(store_path).get_job("i1")
     assert job is not None and job.status == "incomplete" and "interrupted" in job.reason
     assert os.path.exists(store_path)
+
+
+def test_tomo_team_gives_a_code_worker_the_oi_engine(tmp_path: Path, run_tomo: Run) -> None:
+    """team does not import oi (engines sit side by side): the command above both hands the team its code engine."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "app.py").write_text("print('hello')\n")
+    (ws / "tomo.toml").write_text('[sandbox]\nkind = "local"\n\n[team.roles.implementer]\ncode = true\n')
+    subprocess.run(["git", "-C", str(ws), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+                   check=True)
+    write = "```python\nopen('feature.py', 'w').write('VALUE = 42\\n')\n```"
+    check = "```bash\npython -c 'import feature; assert feature.VALUE == 42'\n```"
+    coder = script(tmp_path, "coder", reply(write), reply(check), reply("feature.py holds VALUE."))
+    done = run_tomo("team", "add feature.py", "--stages", "build:implementer", "--roles", f"implementer={coder}",
+                    "--job-id", "k1", "--workspace", str(ws), cwd=ws)
+    assert done.returncode == 0, done.stderr
+    assert "test verdict: passed" in done.stdout and "+VALUE = 42" in done.stdout

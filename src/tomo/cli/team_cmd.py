@@ -20,6 +20,7 @@ from tomo.cli import app
 from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
+from tomo.cli.team_oi import OiRunner
 from tomo.cli.team_render import TeamProgress, print_jobs, render_job
 from tomo.config import load_settings
 from tomo.errors import ConfigError
@@ -74,7 +75,8 @@ def _team(store: JobStore, workspace: Path, model: str | None, roles: str | None
     chooser = ModelChooser(settings, primary=model, roles=parse_roles(roles or ""), team=team_settings)
     wanted = {w.agent for s in stages for w in s.workers if w.agent}
     agents = {n: a for n, a in load_agents(settings, Registry()).items() if n in wanted} if wanted else {}
-    return Team(store, chooser, workspace=workspace, sink=sink, agents=agents, backend=backend)
+    return Team(store, chooser, workspace=workspace, sink=sink, agents=agents, backend=backend,
+                code_runner=OiRunner(settings))
 
 
 def _new_job_id() -> str:

@@ -181,6 +181,8 @@ class Engine:
         self.max_reply_tokens = max_reply_tokens
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
+        self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
+        self._task_line = ""
         self._in_block = False
         self._interrupts = 0
         self._end = False
@@ -282,7 +284,8 @@ class Engine:
                     if not missing and self._should_push_back(gates, summary):
                         summary.pushed_back += 1
                         emit(GateBlocked("change", "the model tried to end the turn with no file changed"))
-                        new.append(Message.user(push_back_message(self.max_rounds - summary.rounds)))
+                        new.append(Message.user(push_back_message(self.max_rounds - summary.rounds,
+                                                                  target=self._target())))
                         self._save(new)
                         continue
                     if not missing:
@@ -462,6 +465,14 @@ class Engine:
             return None
         return files.pop()
 
+    def _target(self) -> tuple[str, str] | None:
+        """(file, definition name) of the context pack's best definition, for a push-back's example."""
+        for key in self._targets:
+            path, _, qual = key.partition("::")
+            if path and qual and (self.root / path).is_file():
+                return path, qual.rsplit(".", 1)[-1]
+        return None
+
     def _should_push_back(self, gates: TurnGates, summary: TurnSummary) -> bool:
         """Once per turn, a gated turn that would end with nothing changed is asked again (a weak model often says
         "fixed" after only showing the fix)."""
@@ -513,6 +524,7 @@ class Engine:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
         if history or not self.context:
             return user
+        self._task_line = " ".join(user.split())[:300]
         try:
             module = importlib.import_module("tomo.oi.context_pack")
         except ImportError:
@@ -524,24 +536,43 @@ class Engine:
             return user
         for note in getattr(pack, "notes", None) or ():
             emit(Notice("info", f"context pack: {note}"))
+        self._targets = [str(x) for x in (getattr(pack, "symbols", None) or [])[:3]]
         text = str(getattr(pack, "text", "") or "").strip()
-        return f"{user}\n\n{text}" if text else user
+        if not text:
+            return user
+        return f"{user}\n\n{text}\n\n{self._first_step()}"
+
+    def _first_step(self) -> str:
+        """The last words of the first message: what to write first, in the edit form. A small model does what the
+        most recent line asks; left to itself its first reply is often the summary it was told to end with."""
+        target = self._target()
+        where = (f"the complete corrected code of `{target[1]}` (or of whichever definition needs the change) in a "
+                 f"block labeled with its file, ```python {target[0]}" if target else
+                 "the complete corrected code in a block labeled with its file, ```python path/to/module.py")
+        tests = f"runs `{self.check}`" if self.check else "runs the tests"
+        return f"Task: {self._task_line}\nYour first reply: {where}; then a ```bash block that {tests}."
 
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:
             self.checkpoint(new)
 
 
-def push_back_message(rounds_left: int, *, tools: bool = False) -> str:
-    """What a model that tried to end a gated turn with nothing changed reads, once."""
+def push_back_message(rounds_left: int, *, tools: bool = False, target: tuple[str, str] | None = None) -> str:
+    """What a model that tried to end a gated turn with nothing changed reads, once. ``target``: the file and name
+    of the definition the context pack ranked first, so the example is the edit this task most likely needs."""
     if tools:
         how = "change the file with edit_file or write_file, then run the tests with the run tool"
+    elif target is not None:
+        path, name = target
+        how = (f"write the complete corrected code in a block labeled with its file. If the change belongs in "
+               f"`{name}`, that is:\n```python {path}\ndef {name}(...):\n    <every line of the corrected "
+               "body>\n```\nand then run the tests in a ```bash block")
     else:
         how = ("write the whole corrected definition in a block labeled with its file, for example\n"
                f"{EDIT_EXAMPLE}\nand then run the tests in a ```bash block")
-    return ("[tomo: you are ending the turn, but no file of the project has changed: code that is only shown, "
-            f"defined or printed changes nothing. If the task needs a change, make it now: {how}. If no change is "
-            f"needed, say so and why. {rounds_left} round(s) left.]")
+    return ("[tomo: you are ending the turn, but no file of the project has changed: describing a change, or "
+            "code that is only shown, defined or printed, changes nothing. If the task needs a change, make it now: "
+            f"{how}. If no change is needed, say so and why. {rounds_left} round(s) left.]")
 
 
 def refusal(missing: list[tuple[str, str]], rounds_left: int, *,

@@ -3,7 +3,7 @@
 Imports nothing above itself (no model, loop or engine): usable alone.
 """
 
-from tomo.prism.graph import Graph, Occurrence
+from tomo.prism.graph import Graph
 from tomo.prism.indexer import IndexStats
 from tomo.prism.model import (
     Applied,
@@ -12,6 +12,7 @@ from tomo.prism.model import (
     Conflict,
     Edit,
     ImpactItem,
+    Occurrence,
     Plan,
     Reference,
     Symbol,

@@ -15,14 +15,13 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from tomo.errors import PrismError
 from tomo.prism import indexer, store
 from tomo.prism.indexer import IndexStats, Progress
-from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Plan, Reference, Symbol
+from tomo.prism.model import Applied, Callee, Caller, Confidence, ImpactItem, Occurrence, Plan, Reference, Symbol
 from tomo.prism.otherbind import UNBOUND, OtherBinder
 from tomo.prism.pyextract import ALL, CALL, DEF, IMPORT, KWARG, MODPATH, STRING, is_test_path
 from tomo.prism.rename import ALIAS_REASON, apply_plan, plan_rename
@@ -65,15 +64,6 @@ _MEMBER_KINDS = ("method", "attribute", "variable")  # one namespace per instanc
 # either, that cache starts over.
 _MAX_FACT_FILES = 4000
 _MAX_ANSWERS = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Occurrence:
-    """A reference with the facts behind it (the enclosing scope and file id), for callers/impact/rename."""
-
-    file_id: int
-    scope: str
-    ref: Reference
 
 
 class Graph:
@@ -299,7 +289,7 @@ class Graph:
         got = self._occ.get(sym)
         if got is None:
             got = self._occ[sym] = [
-                Occurrence(o.file_id, o.scope, Reference(r.path, r.line, r.col, self._line(r.path, r.line),
+                Occurrence(o.file_id, o.scope, Reference(r.path, r.line, r.col, self.line_at(r.path, r.line),
                                                          r.confidence, r.reason, r.kind))
                 for o in self._bare(sym, resolver) for r in (o.ref,)]
         return list(got)
@@ -545,14 +535,14 @@ class Graph:
             self._lines[path] = lines
         return lines
 
-    def _line(self, path: str, line: int) -> str:
+    def line_at(self, path: str, line: int) -> str:
         """One line of the file, decoded and stripped: from the lines the query's source reading split (with their
         breaks, which the strip removes; split where b"\n" splits, a lone CR left such a file whole), else
         :meth:`_raw_lines`'s."""
         lines = self._kept.get(path) or self._raw_lines(path)
         return lines[line - 1].decode("utf-8", "replace").strip() if 0 < line <= len(lines) else ""
 
-    def _text(self, path: str) -> str:
+    def text_of(self, path: str) -> str:
         """The whole file as text (its "\\n" lines joined again)."""
         return b"\n".join(self._raw_lines(path)).decode("utf-8", "replace")
 
@@ -624,7 +614,7 @@ class Graph:
                 target = self._value_symbol(v)
                 conf: Confidence = "confirmed" if target is not None else "ambiguous"
                 reason = "" if target else (UNBOUND if lang != "python" else "call target not bound")
-                out.append(Callee(name, target, Reference(sym.path, line, col, self._line(sym.path, line), conf,
+                out.append(Callee(name, target, Reference(sym.path, line, col, self.line_at(sym.path, line), conf,
                                                           reason, "call")))
         out.sort(key=lambda c: (c.reference.line, c.reference.col))
         return out

@@ -39,6 +39,15 @@ class Reference:
 
 
 @dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A reference with the facts behind it (the enclosing scope and file id), for callers, impact and rename."""
+
+    file_id: int
+    scope: str
+    ref: Reference
+
+
+@dataclass(frozen=True, slots=True)
 class Caller:
     symbol: Symbol  # the function that contains the call
     reference: Reference

@@ -11,25 +11,41 @@ import builtins
 import keyword
 import os
 import re
+import sqlite3
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tomo.errors import PrismError
 from tomo.prism.files import doc_files, is_binary
 from tomo.prism.indexer import file_hash
-from tomo.prism.model import Applied, Conflict, Edit, Plan, Symbol
+from tomo.prism.model import Applied, Conflict, Edit, Occurrence, Plan, Symbol
 from tomo.prism.resolve import Resolver
 
 ALIAS_REASON = "via import alias"  # a confirmed use spelled with another name: never an edit
 
-if TYPE_CHECKING:
-    from tomo.prism.graph import Graph, Occurrence
-
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
+class RenameSource(Protocol):
+    """What a rename reads from the code graph (:class:`tomo.prism.graph.Graph`, which plans through this module)."""
+
+    root: Path
+    conn: sqlite3.Connection
+
+    def refresh(self) -> object: ...
+
+    def occurrences(self, symbol: Symbol) -> list[Occurrence]: ...
+
+    def iter_files(self, lang: str | None = None) -> Iterator[tuple[int, str]]: ...
+
+    def line_at(self, path: str, line: int) -> str: ...
+
+    def text_of(self, path: str) -> str: ...
+
+
+def plan_rename(graph: RenameSource, sym: Symbol, new: str) -> Plan:
     if not new.isidentifier() or keyword.iskeyword(new):
         raise PrismError(f"`{new}` is not a valid identifier", hint="pass a name like new_name (letters, digits, _)")
     if sym.kind == "module":
@@ -56,7 +72,7 @@ def plan_rename(graph: Graph, sym: Symbol, new: str) -> Plan:
     return Plan(sym, new, tuple(edits), tuple(conflicts), hashes)
 
 
-def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> list[Conflict]:
+def _conflicts(graph: RenameSource, sym: Symbol, new: str, occs: list[Occurrence]) -> list[Conflict]:
     res = Resolver(graph.conn, graph.root)
     out: list[Conflict] = []
     seen: set[tuple[str, int, int]] = set()
@@ -92,7 +108,7 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
             continue
         if (r.path, r.line, r.col) == (sym.path, sym.line, sym.col):
             continue  # the definition's own namespace was checked above
-        line = graph._line(r.path, r.line)
+        line = graph.line_at(r.path, r.line)
         if f".{sym.name}" in line and r.kind not in ("definition", "import"):
             continue  # attribute access: the receiver's namespace was checked above
         v = res.lookup(o.file_id, o.scope, new, r.line)
@@ -101,14 +117,14 @@ def _conflicts(graph: Graph, sym: Symbol, new: str, occs: list[Occurrence]) -> l
             out.append(Conflict(r.path, r.line, r.col, f"`{new}` is already bound here (to {what})"))
             seen.add((r.path, r.line, r.col))
         elif new in _BUILTIN_NAMES and r.path not in shadowed and re.search(
-                rf"(?<![\w.]){re.escape(new)}(?!\w)", graph._text(r.path)):
+                rf"(?<![\w.]){re.escape(new)}(?!\w)", graph.text_of(r.path)):
             shadowed.add(r.path)  # the new name hides the builtin for every other use of it in this module
             out.append(Conflict(r.path, r.line, r.col, f"`{new}` is a builtin that {r.path} also uses: "
                                                         "the rename would shadow it there"))
     return out
 
 
-def _doc_mentions(graph: Graph, sym: Symbol, new: str, covered: set[tuple[str, int, int]]) -> list[Edit]:
+def _doc_mentions(graph: RenameSource, sym: Symbol, new: str, covered: set[tuple[str, int, int]]) -> list[Edit]:
     """Mentions in comments, docstrings and docs files: always ambiguous (reason "docs")."""
     word = re.compile(rf"(?<![\w]){re.escape(sym.name)}(?![\w])")
     out: list[Edit] = []

@@ -19,16 +19,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tomo.errors import SandboxError
 from tomo.sandbox.cgroup import Cgroups
 from tomo.sandbox.model import ExecResult, Limits, build_argv
 from tomo.sandbox.output import OnOutput, OutputCap
 from tomo.sandbox.process import AsyncProcess, descendants
-
-if TYPE_CHECKING:
-    from tomo.sandbox.session import PythonSession
+from tomo.sandbox.running import Running, exit_code_of, signal_note
+from tomo.sandbox.session import PythonSession
 
 RLIMIT_BY_NAME = {
     "as": resource.RLIMIT_AS,
@@ -80,51 +79,6 @@ class Launch:
     rlimits: dict[str, int] = field(default_factory=dict)
     new_session: bool = True  # False when the wrapper makes its own (bwrap --new-session)
     fds: list[int] = field(default_factory=list)  # passed to the child, closed in tomo once it started
-
-
-@dataclass
-class Running:
-    """A started run and what must be cleaned up after it."""
-
-    proc: AsyncProcess
-    cgroups: Cgroups | None
-    started: float
-    notes: list[str]
-    watchdog: asyncio.Task[None] | None = None
-    pids_exceeded: int = 0
-    max_pids: int = 0
-
-    def cleanup(self) -> list[str]:
-        """Kills anything left in the run's cgroups and removes them; returns what the limits did, in words."""
-        notes: list[str] = []
-        if self.watchdog is not None:
-            self.watchdog.cancel()
-            self.watchdog = None
-        if self.pids_exceeded:
-            notes.append(f"the process limit ({self.max_pids}) was exceeded ({self.pids_exceeded} processes); "
-                         "the whole run was killed")
-        if self.cgroups is not None:
-            leftover = self.cgroups.kill_all() if self.cgroups.wait_empty(0.25) else 0
-            if leftover:
-                notes.append(f"{leftover} process(es) were still running after the run and were killed")
-            notes += self.cgroups.notes()
-            self.cgroups.remove()
-            self.cgroups = None
-        return notes
-
-
-def exit_code_of(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def signal_note(code: int, limits: Limits) -> str | None:
-    """Says which limit a signal death most likely came from (a shell may also exit 128+N on its own)."""
-    if code == 128 + signal.SIGXCPU:
-        return f"stopped by the CPU-time limit ({limits.cpu_s} s of CPU)"
-    if 128 < code < 128 + signal.NSIG:
-        with contextlib.suppress(ValueError):
-            return f"ended by signal {signal.Signals(code - 128).name}"
-    return None
 
 
 class Sandbox(ABC):
@@ -227,8 +181,6 @@ class Sandbox(ABC):
 
     def session(self, workspace: str | Path = ".", limits: Limits | None = None) -> PythonSession:
         """A persistent Python interpreter in this sandbox: state survives between blocks until it is closed."""
-        from tomo.sandbox.session import PythonSession
-
         return PythonSession(self, workspace_path(workspace), limits or self.limits)
 
     # ---- shared machinery -------------------------------------------------------------------------------------

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tomo.errors import SandboxError
-from tomo.sandbox.base import Launch, Running, Sandbox, kill_group, rlimits_for
+from tomo.sandbox.base import Launch, Sandbox, kill_group, rlimits_for
 from tomo.sandbox.model import Limits
+from tomo.sandbox.running import Running
 from tomo.sandbox.seccomp import DENIED_X86_64, deny_program
 
 BOX_UID = 65534

@@ -15,8 +15,9 @@ import signal
 import sys
 from pathlib import Path
 
-from tomo.sandbox.base import Launch, Running, Sandbox, kill_group, rlimits_for
+from tomo.sandbox.base import Launch, Sandbox, kill_group, rlimits_for
 from tomo.sandbox.model import Limits
+from tomo.sandbox.running import Running
 
 REAPER = Path(__file__).with_name("_reaper.py")
 

@@ -17,17 +17,15 @@ import contextlib
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tomo.errors import SandboxError
-from tomo.sandbox.base import Running, exit_code_of, signal_note
 from tomo.sandbox.model import MAX_CODE_BYTES, ExecResult, Limits
 from tomo.sandbox.output import OnOutput, OutputCap
 from tomo.sandbox.process import AsyncProcess
-
-if TYPE_CHECKING:
-    from tomo.sandbox.base import Sandbox
+from tomo.sandbox.running import Running, exit_code_of, signal_note
 
 DRIVER = r"""
 import ast, os, sys, traceback
@@ -83,10 +81,22 @@ while True:
 MARK = b"\x1e"
 
 
+class Host(Protocol):
+    """The sandbox a session runs in (:class:`tomo.sandbox.base.Sandbox`, whose ``session()`` opens one): its
+    interpreter, and how it starts and stops a run."""
+
+    python: str
+
+    async def spawn(self, argv: list[str], workspace: Path, limits: Limits, *, stdin: int | None = None,
+                    pass_fds: Sequence[int] = ()) -> Running: ...
+
+    async def stop(self, running: Running) -> None: ...
+
+
 class PythonSession:
     """Use as ``async with sandbox.session(ws) as py: await py.run("x = 1"); await py.run("x + 1")``."""
 
-    def __init__(self, sandbox: Sandbox, workspace: Path, limits: Limits) -> None:
+    def __init__(self, sandbox: Host, workspace: Path, limits: Limits) -> None:
         self.sandbox = sandbox
         self.workspace = workspace
         self.limits = limits

@@ -4,24 +4,23 @@ Why a worktree each: parallel implementers must never write the same files, and 
 one changed. The team makes (or, on resume, finds again) ``WORKSPACE/.tomo/worktrees/JOB-STAGE-WORKER`` on the
 workspace's HEAD, runs the engine there, and hands the merge the worktree's diff and the engine's test verdict.
 
-The engine sits behind :class:`CodeRunner`, a single async call, so the team does not depend on how it works:
-:func:`default_runner` returns :class:`OiRunner` (the oi engine) when ``tomo.oi.engine`` is in this build, else None
-(a code worker then fails with a clear error instead of pretending).
+The engine sits behind :class:`CodeRunner` (an async call, and how to seed a new worktree), so the team does not
+depend on how it works, nor import it: engines sit side by side in the house, and the layer above them (the cli's
+``tomo team``, :class:`tomo.cli.team_oi.OiRunner`) hands the team the oi engine. A team given no engine fails a code
+worker with a clear error instead of pretending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from tomo.config import Settings
-from tomo.errors import ConfigError, ModelError, TomoError
+from tomo.errors import ConfigError, TomoError
 from tomo.events import Sink
 from tomo.models.base import Model
 from tomo.models.messages import Usage
@@ -39,58 +38,14 @@ class CodeResult:
 
 
 class CodeRunner(Protocol):
-    async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult: ...
-
-
-def default_runner(settings: Settings | None = None) -> CodeRunner | None:
-    """The oi engine as a code runner, when this build has it (``tomo.oi.engine``); None otherwise."""
-    try:
-        importlib.import_module("tomo.oi.engine")
-    except ImportError:
-        return None
-    return OiRunner(settings or Settings())
-
-
-class OiRunner:
-    """The oi engine on a worker's task: code is the model's only action, every block runs in the sandbox of
-    ``[sandbox]`` in the worktree, no block needs approval (the worktree is the worker's own), and the exec gate is
-    on, so a turn that changed code ends only after a check that ran the change came back green.
-
-    The verdict: ``passed`` only when the engine's outcome is ``verified`` (a file changed and a green check executed
-    the change; a turn that changed nothing never passes), ``failed`` when the last check after the change failed,
-    ``unverified`` otherwise (nothing changed, no check ran, the rounds ran out).
-    """
-
-    def __init__(self, settings: Settings, *, max_rounds: int = 20, exec_gate: bool = True) -> None:
-        self.settings = settings
-        self.max_rounds = max_rounds
-        self.exec_gate = exec_gate
-
     async def __call__(self, task: str, worktree: Path, model: Model, sink: Sink) -> CodeResult:
-        from tomo.oi.approval import ApproveAll
-        from tomo.oi.engine import Engine
-        from tomo.sandbox import Limits, make_sandbox
+        """Run the engine on ``task`` in ``worktree`` (the worker's own checkout) with ``model``."""
+        ...
 
-        box = make_sandbox(None, self.settings.sandbox)
-        engine = Engine(model, box, ApproveAll(), worktree, None, self.max_rounds, self.exec_gate, False,
-                        limits=Limits.from_settings(self.settings.sandbox))
-        messages = await engine.turn([], task, sink)
-        summary = engine.last
-        gate = summary.gates.get("exec")
-        if summary.ended_by == "error":
-            raise ModelError(f"the code engine's model failed: {summary.error}", hint="see the worker's error")
-        if summary.verified:
-            verdict: Verdict = "passed"
-        elif gate is not None and gate.on and not gate.satisfied and "failed (exit" in gate.reason:
-            verdict = "failed"
-        else:
-            verdict = "unverified"
-        said = [m.content for m in messages if m.role == "assistant" and m.content.strip()]
-        text = (said[-1] if said else "(the engine said nothing)") + (
-            f"\n\nended by: {summary.ended_by} after {summary.rounds} round(s), {summary.blocks} block(s); "
-            f"files changed: {', '.join(summary.files_changed) or 'none'}; exec gate: "
-            f"{gate.reason if gate is not None else 'n/a'}; outcome: {summary.outcome} ({summary.reason})")
-        return CodeResult(text, summary.usage, verdict)
+    def seed(self, worktree: Path, workspace: Path) -> None:
+        """Give a new ``worktree`` what the engine indexes of ``workspace`` (its first step is then cheap). Called once
+        per new worktree, one at a time; a failure (TomoError, OSError, sqlite3.Error) is ignored: a help only."""
+        ...
 
 
 async def _git(cwd: Path, *args: str) -> str:
@@ -104,30 +59,28 @@ async def _git(cwd: Path, *args: str) -> str:
     return out.decode(errors="replace")
 
 
-async def worktree_for(workspace: Path, key: str) -> Path:
-    """The worker's worktree (made on the workspace's HEAD the first time; the same one on a resume)."""
+async def worktree_for(workspace: Path, key: str, runner: CodeRunner) -> Path:
+    """The worker's worktree (made on the workspace's HEAD the first time and seeded by ``runner``; the same one on a
+    resume)."""
     path = workspace / ".tomo" / "worktrees" / key.replace("/", "-")
     if (path / ".git").exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     await _git(workspace, "worktree", "add", "--detach", str(path), "HEAD")
-    await asyncio.to_thread(_seed_indexes, path, workspace)
+    await asyncio.to_thread(_seed_indexes, runner, path, workspace)
     return path
 
 
 _seeding = threading.Lock()  # parallel workers of one job: the workspace's indexes are built once, not per worker
 
 
-def _seed_indexes(worktree: Path, workspace: Path) -> None:
-    """The code engine's first step is a context pack, which indexes the whole repository: on Django about six seconds
-    and more, for each worker of each stage. A new worktree starts from the workspace's indexes instead (built or
-    refreshed here first), so it parses only what differs from them. A help, never a reason to fail the worker."""
-    try:
-        from tomo.oi.context_pack import seed
-    except ImportError:  # a build without the oi engine has no pack to warm
-        return
+def _seed_indexes(runner: CodeRunner, worktree: Path, workspace: Path) -> None:
+    """The oi engine's first step is a context pack, which indexes the whole repository: on Django about six seconds
+    and more, for each worker of each stage. A new worktree starts from the workspace's indexes instead (the runner
+    builds or refreshes them first), so it parses only what differs from them. A help, never a reason to fail the
+    worker."""
     with _seeding, contextlib.suppress(TomoError, OSError, sqlite3.Error):
-        seed(worktree, workspace)
+        runner.seed(worktree, workspace)
 
 
 async def diff_of(worktree: Path) -> str:

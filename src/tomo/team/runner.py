@@ -78,7 +78,7 @@ class Team:
     """Runs and resumes jobs against one store.
 
     ``agents`` (with the ``registry`` that holds their tools) serve workers that name an agent; ``code_runner`` serves
-    workers with ``code=True`` (default: the oi engine when installed). ``sink`` receives the team's events
+    workers with ``code=True`` (none by default: ``tomo team`` gives the oi engine). ``sink`` receives the team's events
     (stage and worker started/done, job done) and the loop's events of every worker.
     """
 
@@ -333,11 +333,12 @@ class Team:
 
     async def _code(self, worker: Worker, model: object, key: str,
                     task: str) -> tuple[WorkerStatus, str | None, Usage, str | None]:
-        runner = self._code_runner or code_workers.default_runner(self.chooser.settings)
+        runner = self._code_runner
         if runner is None:
-            raise ConfigError(f"worker {worker.label} is a code worker, but this build has no code engine "
-                              "(tomo.oi.engine)", hint="drop code = true for this role, or install a tomo with oi")
-        worktree = await code_workers.worktree_for(self.workspace, key)
+            raise ConfigError(f"worker {worker.label} is a code worker, but this team was given no code engine",
+                              hint="drop code = true for this role, or build the Team with code_runner= (tomo team "
+                                   "gives it the oi engine, tomo.cli.team_oi.OiRunner)")
+        worktree = await code_workers.worktree_for(self.workspace, key, runner)
         prompt = worker.prompt or self.settings.prompt_for(worker.role)
         result = await runner(f"{prompt}\n\n{task}", worktree, model, self.sink)  # type: ignore[arg-type]
         diff = await code_workers.diff_of(worktree)

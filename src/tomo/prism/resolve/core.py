@@ -14,26 +14,44 @@ costs a handful of blob decodes.
 
 from __future__ import annotations
 
-import functools
 import marshal
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from tomo.prism.pyextract import CALL as _CALL
-from tomo.prism.pyextract import DEF as _DEF
-from tomo.prism.pyextract import IMPORT as _IMPORT
-from tomo.prism.pyextract import KWARG as _KWARG
-from tomo.prism.pyextract import MODPATH as _MODPATH
-from tomo.prism.pyextract import STRING as _STRING
 from tomo.prism.pysource import Source, comprehension_element, literal_items
+from tomo.prism.resolve.text import (
+    _BUILTIN_ITER,
+    _BUILTIN_TYPES,
+    _CONTEXT_MANAGERS,
+    _DICT_VIEW,
+    _METHOD_WRAPPER,
+    _PARTIAL,
+    _PROPERTY_DECORATORS,
+    _TYPING_CONTAINERS,
+    _WRAPPERS,
+    _after_last_subscript,
+    _bare_qualifier,
+    _component_ann,
+    _item_ann,
+    _keeps_return,
+    _line_of,
+    _literal_type,
+    _mapping_args,
+    _matching_open,
+    _parse,
+    _pick,
+    _redefined,
+    _split_top,
+    _unsubscript,
+    _value_ann,
+)
 
 Value = tuple[Any, ...] | None
 
 _MAX_DEPTH = 12
-_PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "functional.cached_property")
 
 
 class FileInfo:
@@ -75,55 +93,66 @@ class FileInfo:
         return self.raw.get(key, default)
 
 
-class Resolver:
-    # Attributes in slots, so adding one costs nothing: without them CPython 3.11 keeps an instance's attributes in
-    # keys its class's instances share only up to 29 (it had 29), and past that every `self.x` of a query's hot
-    # loops becomes a dict lookup (a 30th attribute: +3.4 % instructions for Model.save's references)
-    __slots__ = ("_abstract", "_agree", "_arg_lines", "_below", "_builtin_fixtures", "_chain", "_cuts", "_decorated",
-                 "_def", "_file", "_fixture", "_free", "_info", "_member", "_memo", "_methods", "_mod", "_mod_attr",
-                 "_mro", "_outer", "_outside", "_pending", "_reached", "_receiver", "_sources", "_stack", "_star",
-                 "conn", "memo", "root")
+class Core:
+    """The resolver's engine: the stored facts, the cycle guards, and the evaluation of names and expressions. What
+    a rule family adds (resolve/classes.py, decorators.py, ...) it reaches through the methods named at the end of
+    this class; :class:`tomo.prism.resolve.Resolver` puts the families together.
+
+    A family's state (its memos) is the attributes its class body annotates: the resolver keeps all of them in
+    slots, and each family's ``__init__`` starts its own.
+    """
+
+    conn: sqlite3.Connection
+    root: Path | None
+    _cuts: int
+    _info: dict[int, FileInfo]
+    _file: dict[int, tuple[str, str, bool, str]]
+    _mod: dict[str, int | None]
+    _def: dict[str, tuple[Any, ...] | None]
+    _stack: set[tuple[Any, ...]]
+    _pending: set[tuple[Any, ...]]
+    _outer: dict[tuple[int, str], Value]
+    _star: dict[tuple[int, str], Value]
+    _mod_attr: dict[tuple[str, str], Value]
+    _free: dict[tuple[int, str], Value]
+    _outside: dict[tuple[int, str, str], bool]
+    _agree: dict[tuple[int, str, str], Value]
+    _receiver: dict[tuple[int, str, str, int], Value]
+    _chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]]
+    memo: dict[Any, Any]
+    _sources: dict[int, Source]
+    _reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None]
 
     def __init__(self, conn: sqlite3.Connection, root: Path | None = None) -> None:
         """``root`` lets a query read call arguments from the source (they are not among the stored facts)."""
         self.conn = conn
         self.root = root
-        self._info: dict[int, FileInfo] = {}
-        self._file: dict[int, tuple[str, str, bool, str]] = {}  # id -> (path, module, is_pkg, lang)
-        self._mod: dict[str, int | None] = {}
-        self._def: dict[str, tuple[Any, ...] | None] = {}
-        self._mro: dict[str, list[str]] = {}
-        self._member: dict[tuple[str, str], str | None] = {}
-        self._fixture: dict[tuple[int, str, str | None], Value] = {}
-        self._stack: set[tuple[Any, ...]] = set()
+        self._info = {}
+        self._file = {}  # id -> (path, module, is_pkg, lang)
+        self._mod = {}
+        self._def = {}
+        self._stack = set()
         # cycle guards met so far, the stack's and those of the memos filled in place (mro, agreeing locals,
         # fixtures): a value computed without meeting one depends on nothing but what was asked
         self._cuts = 0
-        self._pending: set[tuple[Any, ...]] = set()  # the memos filled in place that are being computed
-        self._outer: dict[tuple[int, str], Value] = {}  # (file, name) -> its module-level binding, read from inside
-        self._star: dict[tuple[int, str], Value] = {}  # (file, name) -> what it is where no scope binds it
-        self._mod_attr: dict[tuple[str, str], Value] = {}  # (module as imported, attribute) -> what it is
-        self._free: dict[tuple[int, str], Value] = {}  # (file, receiver) -> its type, read outside every function
-        self._outside: dict[tuple[int, str, str], bool] = {}  # (file, function, name) -> bound only at module level
-        self._agree: dict[tuple[int, str, str], Value] = {}
-        self._decorated: dict[str, Value] = {}
-        self._receiver: dict[tuple[int, str, str, int], Value] = {}
-        self._chain: dict[tuple[Value, tuple[tuple[str, str], ...]], tuple[Value, int, bool]] = {}
-        self.memo: dict[Any, Any] = {}  # what a query concludes per occurrence, for the queries of one answer
-        self._builtin_fixtures: dict[str, set[str]] | None = None
-        self._sources: dict[int, Source] = {}
-        self._abstract: dict[str, bool] = {}
-        self._memo: dict[tuple[str, str, str], Value] = {}
-        self._reached: dict[tuple[int, str, str, int], tuple[Any, ...] | None] = {}
-        self._below: dict[tuple[str, str, str], str | None] = {}
-        self._methods: dict[str, list[str]] = {}  # method name -> the qualnames of every method of that name
-        self._arg_lines: dict[int, list[str]] = {}  # file id -> its text's lines, for reading call arguments
+        self._pending = set()  # the memos filled in place that are being computed
+        self._outer = {}  # (file, name) -> its module-level binding, read from inside
+        self._star = {}  # (file, name) -> what it is where no scope binds it
+        self._mod_attr = {}  # (module as imported, attribute) -> what it is
+        self._free = {}  # (file, receiver) -> its type, read outside every function
+        self._outside = {}  # (file, function, name) -> bound only at module level
+        self._agree = {}
+        self._receiver = {}
+        self._chain = {}
+        self.memo = {}  # what a query concludes per occurrence, for the queries of one answer
+        self._sources = {}
+        self._reached = {}
 
-    def fresh(self) -> Resolver:
+    def fresh(self) -> Self:
         """A resolver sharing this one's stored facts (files, file infos, definitions: plain reads of the index,
         the same whoever asks) but none of its conclusions, so an answer never depends on the queries before it.
         Valid while the index is unchanged: a graph makes a new one on every refresh."""
-        r = Resolver(self.conn, self.root)
+        r = type(self)(self.conn, self.root)
         r._info, r._file, r._mod, r._def = self._info, self._file, self._mod, self._def
         return r
 
@@ -186,101 +215,6 @@ class Resolver:
                                 " WHERE qualname=? LIMIT 1", (q,)).fetchone()
         got = (*row[:8], marshal.loads(row[8])) if row else None
         self._def[q] = got
-        return got
-
-    # ---- classes ---------------------------------------------------------------------------------------------------
-
-    def mro(self, cls: str) -> list[str]:
-        got = self._mro.get(cls)
-        if got is not None:
-            self._cuts += ("mro", cls) in self._pending
-            return got
-        self._mro[cls] = [cls]  # cycle guard
-        self._pending.add(("mro", cls))
-        out = [cls]
-        d = self.definition(cls)
-        if d is not None and d[3] == "class":
-            fid, parent = d[0], d[7]
-            for base in d[8].get("bases", []):
-                v = self.eval(fid, parent, _unsubscript(base), d[4])
-                if v is not None and v[0] == "def":
-                    bd = self.definition(v[1])
-                    if bd is not None and bd[3] == "class":
-                        for b in self.mro(v[1]):
-                            if b not in out:
-                                out.append(b)
-        self._mro[cls] = out
-        self._pending.discard(("mro", cls))
-        return out
-
-    def has_unknown_base(self, cls: str) -> bool:
-        d = self.definition(cls)
-        if d is None:
-            return True
-        for base in d[8].get("bases", []):
-            v = self.eval(d[0], d[7], _unsubscript(base), d[4])
-            if v is None or v[0] != "def":
-                if _unsubscript(base) in _NEUTRAL_BASES:
-                    continue  # adds no attributes an instance would be asked for
-                return True
-            if self.has_unknown_base(v[1]):
-                return True
-        return False
-
-    def member(self, cls: str, attr: str) -> str | None:
-        key = (cls, attr)
-        if key in self._member:
-            return self._member[key]
-        found = None
-        for c in self.mro(cls):
-            if self.definition(f"{c}.{attr}") is not None:
-                found = f"{c}.{attr}"
-                break
-        self._member[key] = found
-        return found
-
-    def overridden_below(self, cls: str, attr: str, found: str) -> str | None:
-        """For a receiver of abstract class ``cls``: a method of a subclass in the index that overrides ``attr``
-        (which ``cls`` finds as ``found``), else None.
-
-        An abstract class has no instances of its own: the receiver is one of its subclasses, and where one of them
-        overrides the method the call may run that override instead. (A concrete class's receiver is read as that
-        class, prism's static reading.)
-        """
-        key = (cls, attr, found)  # asked again for every call on a receiver of the same class
-        if key in self._below:
-            return self._below[key]
-        methods = self._methods.get(attr)
-        if methods is None:
-            methods = self._methods[attr] = [q for (q,) in self.conn.execute(
-                "SELECT qualname FROM defs WHERE name=? AND kind='method'", (attr,))]
-        got = None
-        for q in methods:
-            owner = q.rsplit(".", 1)[0]
-            if owner != cls and not same_name(q, found) and cls in self.mro(owner):
-                got = q if self.is_abstract(cls) else None
-                break
-        self._below[key] = got
-        return got
-
-    def is_abstract(self, cls: str) -> bool:
-        """Whether class ``cls`` keeps an ``@abstractmethod`` (its own or a base's) that nothing below overrides."""
-        got = self._abstract.get(cls)
-        if got is None:
-            got = False
-            for c in self.mro(cls):
-                cd = self.definition(c)
-                info = self.info(cd[0]) if cd is not None else None
-                for q in [q for q, par in info.parents.items() if par == c] if info is not None else ():
-                    d = self.definition(q)
-                    if d is not None and any(x.split("(", 1)[0] in ("abstractmethod", "abc.abstractmethod")
-                                             for x in d[8].get("decorators", [])) \
-                            and same_name(self.member(cls, d[2]) or "", q):
-                        got = True
-                        break
-                if got:
-                    break
-            self._abstract[cls] = got
         return got
 
     # ---- names -------------------------------------------------------------------------------------------------
@@ -521,37 +455,6 @@ class Resolver:
         fid = self.module_file(module)
         return ("mod", self.module_name(fid)) if fid is not None else ("ext", module)
 
-    def _param(self, fid: int, scope: str, name: str, ann: str | None, idx: int) -> Value:
-        if ann:
-            return self.type_of_annotation(fid, self._parent(fid, scope), ann, 0)
-        info = self.info(fid)
-        if idx == 0 and info.kinds.get(scope) == "method":
-            cls = info.parents[scope]
-            d = self.definition(scope)
-            decs = d[8].get("decorators", []) if d else []
-            if "staticmethod" in decs:
-                return self._private_callers(fid, scope, name, idx) if _private(scope.rsplit(".", 1)[-1]) else None
-            if "classmethod" in decs:
-                return ("def", cls)
-            return ("inst", cls)
-        injected = self._injected(fid, scope, idx)
-        if injected is not None:
-            return injected
-        if idx > 0 and info.kinds.get(scope) == "method":
-            inherited = self._overridden_param(fid, scope, idx)
-            if inherited is not None:
-                return inherited
-        if self._takes_fixture(fid, scope, name):
-            return self.fixture(fid, name, scope)
-        parametrized = self._parametrized(fid, scope, name)
-        if parametrized is not None:
-            return parametrized
-        if self.fixture(fid, name, scope) is not None:  # a test helper called with the fixture, most likely
-            return self._from_call_sites(fid, scope, name, idx)
-        if _private(scope.rsplit(".", 1)[-1]):
-            return self._private_callers(fid, scope, name, idx)
-        return None
-
     def _param_annotation(self, q: str, idx: int) -> tuple[int, str, str | None] | None:
         """(file, enclosing scope, annotation) of parameter ``idx`` of function ``q``; None if it has no such one."""
         d = self.definition(q)
@@ -562,158 +465,6 @@ class Resolver:
                 if e[1] == "param" and e[3] == idx:
                     return d[0], d[7], e[2]
         return None
-
-    def _injected(self, fid: int, scope: str, idx: int) -> Value:
-        """A parameter the innermost decorator passes: its own parameter says so, ``fn: Callable[[Session], R]``."""
-        d = self.definition(scope)
-        decs = d[8].get("decorators", []) if d else []
-        if not decs or "(" in decs[-1]:
-            return None
-        dv = self.eval(fid, self._parent(fid, scope), decs[-1], d[4] if d else 0)
-        if dv is None or dv[0] != "def":
-            return None
-        got = self._param_annotation(dv[1], 0)
-        if got is None or not got[2]:
-            return None
-        args = _callable_args(got[2])
-        if args is None or idx >= len(args):
-            return None
-        return self.type_of_annotation(got[0], got[1], args[idx], 1)
-
-    def _overridden_param(self, fid: int, scope: str, idx: int) -> Value:
-        """An unannotated parameter of a method that overrides one: the overridden method's annotation types it."""
-        cls = self.info(fid).parents.get(scope)
-        if cls is None:
-            return None
-        mname = scope.rsplit(".", 1)[-1]
-        for base in self.mro(cls)[1:]:
-            got = self._param_annotation(f"{base}.{mname}", idx)
-            if got is not None and got[2]:
-                return self.type_of_annotation(got[0], got[1], got[2], 1)
-        return None
-
-    def _private_callers(self, fid: int, scope: str, name: str, idx: int) -> Value:
-        """An untyped parameter of a private function or method (``_name``: nothing outside its module or class
-        hierarchy calls it), typed by what every call in the index passes to it.
-
-        Proven only when every use of the name in the index is a call that provably reaches this very function
-        (``self._store(...)`` with ``self`` of its class, ``_helper(...)`` bound to it) and each passes a value of
-        one and the same known type; one use prism cannot follow (passed around, an untyped receiver) and the
-        parameter stays unknown.
-        """
-        key = ("private", scope, name)
-        if key in self._memo:
-            return self._memo[key]
-        if self._cycle(key) or self.root is None:
-            return None
-        d = self.definition(scope)
-        info = self.info(fid)
-        if d is None or info.kinds.get(scope) not in ("function", "method"):
-            return None
-        decs = d[8].get("decorators", [])
-        if any(not (_keeps_return(x) or x in ("staticmethod", "classmethod")) for x in decs):
-            return None  # a decorator may change what the callers pass
-        shift = 1 if info.kinds.get(scope) == "method" and "staticmethod" not in decs else 0
-        if idx < shift:
-            return None
-        self._stack.add(key)
-        try:
-            fname = scope.rsplit(".", 1)[-1]
-            found: Value = None
-            for ofid, oscope, line, col, recv, flags in self._uses(fname):
-                if recv is None:
-                    bound = self.lookup(ofid, oscope, fname, line)
-                else:
-                    rv = self.type_of(self.eval(ofid, oscope, recv, line))
-                    bound = self.attribute(rv, fname) if rv is not None and rv[0] in ("inst", "def") else None
-                if bound is None or bound[0] not in ("def", "bound"):
-                    return None  # a use prism cannot follow: it may reach this function with anything
-                if bound[1] != scope:
-                    continue  # another function or method of the same name, provably
-                if not flags & _CALL:
-                    return None  # passed around: called with anything
-                v = self._passed_type(ofid, oscope, line, col + len(fname), idx - shift, name)
-                if v is None or (found is not None and v != found):
-                    return None
-                found = v
-            self._memo[key] = found
-            return found
-        finally:
-            self._stack.discard(key)
-
-    def _from_call_sites(self, fid: int, scope: str, name: str, idx: int) -> Value:
-        """An untyped parameter of a module-level function, typed by what every call in the index passes to it.
-
-        Proven only when the function is used nowhere but in plain calls ``f(...)`` and each of them passes a value
-        of one and the same known type (for a test helper: the test's fixture).
-        """
-        info = self.info(fid)
-        module = self.module_name(fid)
-        if self.root is None or info.parents.get(scope) != module or info.kinds.get(scope) != "function":
-            return None
-        key = ("callsites", scope, name)
-        if self._cycle(key):
-            return None
-        self._stack.add(key)
-        try:
-            fname = scope.rsplit(".", 1)[-1]
-            found: Value = None
-            calls = 0
-            for ofid, oscope, line, col, recv, flags in self._uses(fname):
-                bound = self.lookup(ofid, oscope, fname, line) if recv is None else ("?",)
-                if bound != ("def", scope) and recv is None:
-                    continue  # another binding of the same name
-                if recv is not None or not flags & _CALL:
-                    return None  # passed around or called through an attribute: callers unknown
-                v = self._passed_type(ofid, oscope, line, col + len(fname), idx, name)
-                if v is None or (found is not None and v != found):
-                    return None
-                found, calls = v, calls + 1
-            return found if calls else None
-        finally:
-            self._stack.discard(key)
-
-    def _uses(self, fname: str) -> Iterator[tuple[int, str, int, int, str | None, int]]:
-        """Every use of ``fname`` in the index that may call it, as (file id, scope, line, col, receiver, flags):
-        definitions, strings, module paths, imports and keyword arguments left out. What the callers of a function
-        pass is read from these."""
-        for ofid, blob in self.conn.execute("SELECT file_id, data FROM refs WHERE name=?", (fname,)).fetchall():
-            scopes = self.info(ofid).scopes
-            for line, col, sidx, recv, flags in marshal.loads(blob):
-                if not flags & (_DEF | _STRING | _MODPATH | _IMPORT | _KWARG):
-                    yield ofid, scopes[sidx], line, col, recv, flags
-
-    def _passed_type(self, fid: int, scope: str, line: int, after_name: int, idx: int, name: str) -> Value:
-        """The type of what the call whose callee name ends at ``line``:``after_name`` passes for parameter ``name``
-        (position ``idx``), or None when it cannot tell."""
-        if self.root is None:
-            return None
-        lines = self._arg_lines.get(fid)
-        if lines is None:
-            try:
-                lines = (self.root / self.file(fid)[0]).read_text("utf-8", "replace").split("\n")
-            except OSError:
-                lines = []
-            self._arg_lines[fid] = lines
-        arg = _call_argument(lines, line, after_name, idx, name)
-        return self.type_of(self.eval(fid, scope, arg, line)) if arg else None
-
-    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
-        """pytest passes fixtures to tests (``test*``) and to other fixtures only, and a ``parametrize`` on the test
-        or its class that names the parameter gives it the parameter values instead."""
-        d = self.definition(scope)
-        if d is None or d[0] != fid:
-            return False
-        decs: list[str] = list(d[8].get("decorators", []))
-        if not (d[2].startswith("test") or any(x.split("(", 1)[0].endswith("fixture") for x in decs)):
-            return False
-        cls = self._enclosing_class(fid, self._parent(fid, scope))
-        if cls is not None:
-            cd = self.definition(cls)
-            decs += cd[8].get("decorators", []) if cd else []
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        # "?" is a decorator too long to keep: it may be the parametrize that names this parameter
-        return not any(x == "?" or ("parametrize" in x and word.search(x)) for x in decs)
 
     def _parent(self, fid: int, scope: str) -> str:
         return self.info(fid).parents.get(scope, self.module_name(fid))
@@ -783,31 +534,6 @@ class Resolver:
             return None
         args = _split_top(text[text.index("[") + 1:-1])
         return self.type_of_annotation(fid, self._parent(fid, scope), args[1], 1) if len(args) == 3 else None
-
-    def _parametrized(self, fid: int, scope: str, name: str) -> Value:
-        """A test parameter that ``@pytest.mark.parametrize`` gives values: known when every value is, as the one
-        type they share or the union of them (a method call on it is confirmed only where all agree)."""
-        d = self.definition(scope)
-        if d is None or not any("parametrize" in x or x == "?" for x in d[8].get("decorators", [])):
-            return None
-        src = self._source(fid)
-        got = src.parametrized(d[4], name) if src is not None else None
-        parent = self._parent(fid, scope)
-        texts: list[str] | None
-        where = (fid, parent, d[4])
-        if isinstance(got, str):  # the values are a list held by a name
-            items = self._literal_of(fid, parent, got, d[4], 0)
-            if items is None:
-                return None
-            where, texts = items[0], items[1]
-        else:
-            texts = got
-        if not texts:
-            return None
-        types = {self.type_of(self.eval(where[0], where[1], t, where[2])) for t in texts}
-        if None in types:
-            return None
-        return types.pop() if len(types) == 1 else ("union", tuple(sorted(types, key=repr)))
 
     def _literal_of(self, fid: int, scope: str, text: str, line: int,
                     depth: int) -> tuple[tuple[int, str, int], list[str]] | None:
@@ -1028,71 +754,6 @@ class Resolver:
         """The indexed class an annotation names (then it is no typing container, whatever it is called)."""
         v = self.type_of_annotation(fid, scope, ann, 1)
         return v[1] if v is not None and v[0] == "inst" else None
-
-    # ---- pytest fixtures -------------------------------------------------------------------------------------------
-
-    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
-        """The type a test parameter gets from the fixture of that name.
-
-        pytest's order: a fixture of the test's own class, then one at the test module's top level, then
-        conftest.py files from the test's directory upward.
-        """
-        cls = self._enclosing_class(fid, scope) if scope else None
-        key = (fid, name, cls)
-        if key in self._fixture:
-            self._cuts += ("fixture", key) in self._pending
-            return self._fixture[key]
-        self._fixture[key] = None
-        self._pending.add(("fixture", key))
-        path = self.file(fid)[0]
-        dirs = path.split("/")[:-1]
-        candidates = [path] + ["/".join([*dirs[:k], "conftest.py"]) for k in range(len(dirs), -1, -1)]
-        rows = self.conn.execute(f"SELECT id, path FROM files WHERE path IN ({','.join('?' * len(candidates))})",
-                                 candidates).fetchall()
-        best: tuple[int, str] | None = None
-        for ffid, p in rows:
-            module = self.module_name(ffid)
-            for q in self.info(ffid).get("fixtures", {}).get(name, ()):
-                owner = q.rsplit(".", 1)[0]
-                if owner == module:
-                    rank = 2 * candidates.index(p) + 1
-                elif cls is not None and owner == cls and ffid == fid:
-                    rank = 0
-                else:
-                    continue
-                if best is None or rank < best[0]:
-                    best = (rank, q)
-        provider = best[1] if best else self._plugin_fixture([r[0] for r in rows], name)
-        value = self.returns(provider, fixture=True) if provider else None
-        self._fixture[key] = value
-        self._pending.discard(("fixture", key))
-        return value
-
-    def _plugin_fixture(self, fids: list[int], name: str) -> str | None:
-        """A fixture no test module or conftest.py defines: one a pytest plugin in the index provides.
-
-        The plugins are the modules named by ``pytest_plugins`` in the test module and the conftest.py files above
-        it, and pytest's own (``_pytest.*``, when pytest itself is indexed: its fixtures ``capsys``,
-        ``monkeypatch``... are there for every test). Known only when exactly one of them defines the name.
-        """
-        modules: set[str] = set()
-        for ffid in fids:
-            d = self.definition(f"{self.module_name(ffid)}.pytest_plugins")
-            for m in re.findall(r"[\"']([\w.]+)[\"']", (d[8].get("value") or "") if d and d[3] == "variable" else ""):
-                modules.add(m if self.module_file(m) is not None or self.module_file(f"_pytest.{m}") is None
-                            else f"_pytest.{m}")  # `pytest_plugins = "pytester"`: pytest's own plugin by name
-        found = {q for m in modules if (mfid := self.module_file(m)) is not None
-                 for q in self.info(mfid).get("fixtures", {}).get(name, ())}
-        if not found:
-            if self._builtin_fixtures is None:
-                self._builtin_fixtures = {}
-                for (bfid,) in self.conn.execute(
-                        "SELECT id FROM files WHERE lang='python' AND (module='_pytest' OR module LIKE '\\_pytest.%'"
-                        " ESCAPE '\\')"):
-                    for fname, qs in self.info(bfid).get("fixtures", {}).items():
-                        self._builtin_fixtures.setdefault(fname, set()).update(qs)
-            found = self._builtin_fixtures.get(name, set())
-        return next(iter(found)) if len(found) == 1 else None
 
     # ---- expressions -------------------------------------------------------------------------------------------
 
@@ -1435,146 +1096,6 @@ class Resolver:
             return ("ext", f"builtins.{value[1]}")  # dict(...), str(...): instances of builtin types
         return None
 
-    def decorated(self, q: str, depth: int = 0) -> Value:
-        """What the name of decorated function ``q`` holds: the decorators' result, applied innermost first.
-
-        A decorator known to keep the function (``staticmethod``, ``functools.wraps``-based, ``lru_cache``, one
-        annotated ``(f: F) -> F``) keeps ``("def", q)``; one annotated to return a class (``-> Pipeline``, a factory
-        ``-> Callable[[F], Pipeline]``, through overloads) gives an instance of it; any other makes it unknown.
-        """
-        if q in self._decorated:
-            return self._decorated[q]
-        key = ("decorated", q)
-        if self._cycle(key) or (depth > _MAX_DEPTH and self._cut()):
-            return None
-        d = self.definition(q)
-        if d is None:
-            return None
-        self._stack.add(key)
-        try:
-            value: Value = ("def", q)
-            for dec in reversed(d[8].get("decorators", [])):
-                if _keeps_return(dec) or dec.split("(", 1)[0] in _CONTEXT_MANAGERS or dec.split("(", 1)[0] in (
-                        "overload", "typing.overload", "t.overload"):
-                    continue
-                got = self._decorator_result(d[0], d[7], dec, d[4], depth + 1)
-                value = value if got == ("keep",) else got  # an annotated result does not depend on its input
-            self._decorated[q] = value
-            return value
-        finally:
-            self._stack.discard(key)
-
-    def _decorator_result(self, fid: int, scope: str, dec: str, line: int, depth: int) -> Value:
-        """("keep",) when decorator ``dec`` returns the function it is given, else what it returns, or None."""
-        factory = dec.endswith(")") and "(" in dec
-        head = dec.split("(", 1)[0] if factory else dec
-        v = self.eval(fid, scope, head, line, depth)
-        if v is not None and v[0] == "bound":
-            v = ("def", v[1])  # `@cli.group()`: a method of an instance (its `self` is not among the arguments)
-        if v is None or v[0] != "def":
-            return None
-        d = self.definition(v[1])
-        if d is None:
-            return None
-        if d[3] == "class":
-            return None if factory else ("inst", v[1])
-        if d[3] not in ("function", "method"):
-            return None
-        if self._wraps_based(v[1]):
-            return ("keep",)
-        results: set[Value] = set()
-        for q in self._overloads(v[1]):
-            od = self.definition(q)
-            ann = od[8].get("ret") if od else None
-            if not ann or od is None:
-                if not factory:
-                    results.add(None)
-                continue
-            first = self._param_annotation(q, 0)
-            if not factory and first is not None and first[2] and first[2] == ann:
-                results.add(("keep",))  # `(f: Callable[P, R]) -> Callable[P, R]`
-                continue
-            args = _callable_args(ann, result=True)
-            if not factory and args is not None and first is not None and first[2]:
-                given = _callable_args(first[2], result=True)
-                if given is not None and given[-1] == args[-1]:
-                    results.add(("keep",))  # `(f: Callable[Concatenate[Ctx, P], R]) -> Callable[P, R]`: still R
-                    continue
-            if factory != (args is not None):
-                continue  # this overload is for the other way of using the decorator
-            text = args[-1] if args is not None else ann
-            if args is not None and len(args) == 2 and args[0] == text:
-                results.add(("keep",))  # Callable[[F], F]
-            elif self._is_typevar(od[0], od[7], text):
-                got = self._typevar_result(q, od, text, dec if factory else "", (fid, scope, line), depth)
-                if got is not None and got[0] == "decided":
-                    return got[1]  # the first overload whose parameter the call passes is the one that applies
-                results.add(got)
-            else:
-                results.add(self.type_of_annotation(od[0], od[7], text, depth + 1))
-        return results.pop() if len(results) == 1 else None
-
-    def _overloads(self, q: str) -> list[str]:
-        """The ``@overload`` signatures of function ``q`` when it has some, else ``q`` itself."""
-        base = _redefined(q)
-        out = []
-        for i in range(0, 32):
-            cand = base if i == 0 else f"{base}@{i}"
-            cd = self.definition(cand)
-            if cd is None:
-                break
-            if any(x.split("(", 1)[0] in ("overload", "typing.overload", "t.overload")
-                   for x in cd[8].get("decorators", [])):
-                out.append(cand)
-        return out or [q]
-
-    def _wraps_based(self, q: str) -> bool:
-        """Whether a function nested in ``q`` is decorated ``@functools.wraps(...)``: the usual keeping decorator."""
-        d = self.definition(q)
-        if d is None:
-            return False
-        for s in self.info(d[0]).scopes:
-            if s.startswith(q + "."):
-                sd = self.definition(s)
-                if sd is not None and any(x.split("(", 1)[0] in ("wraps", "functools.wraps")
-                                          for x in sd[8].get("decorators", [])):
-                    return True
-        return False
-
-    def _typevar_result(self, q: str, od: tuple[Any, ...], text: str, call: str, where: tuple[int, str, int],
-                        depth: int) -> Value:
-        """A decorator returning a TypeVar that is not its function's type: the TypeVar's bound, unless an argument
-        the call passes decides it: ``cls=MyGroup`` for ``cls: type[GrpType]`` gives a MyGroup when MyGroup is an
-        indexed class, else the name is unknown. Not passed, the TypeVar is its bound, whichever overload applies."""
-        name = text.strip("'\"")
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        args = [a for a in _split_top(call[call.index("(") + 1:-1]) if a] if call else []
-        positional = sum(1 for a in args if not re.match(r"^\w+\s*=[^=]", a))
-        if self.info(od[0]).kinds.get(od[1]) == "method":
-            positional += 1  # the receiver takes the first parameter
-        for pname, entries in self.info(od[0]).binds(od[1]).items():
-            for e in entries:
-                if e[1] == "param" and e[2] and word.search(e[2]) and (
-                        any(re.match(rf"^{re.escape(pname)}\s*=[^=]", a) for a in args) or positional > e[3]):
-                    given = [a.split("=", 1)[1].strip() for a in args if re.match(rf"^{re.escape(pname)}\s*=[^=]", a)]
-                    ann = e[2].replace(" ", "")
-                    if given and re.fullmatch(rf"(type|Type|t\.Type|typing\.Type)\[{re.escape(name)}\](\|None)?", ann):
-                        v = self.eval(where[0], where[1], given[0], where[2], depth + 1)
-                        cd = self.definition(v[1]) if v is not None and v[0] == "def" else None
-                        return ("decided", ("inst", v[1]) if v is not None and cd is not None and cd[3] == "class"
-                                else None)
-                    return ("decided", None)  # decided by an argument prism does not follow
-        v = self.eval(od[0], od[7], name, 0)
-        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
-        m = re.search(r"\bbound\s*=\s*([\w.\'\"]+)", d[8].get("value") or "") if d is not None else None
-        return self.type_of_annotation(d[0], d[7], m.group(1), depth + 1) if d is not None and m else None
-
-    def _is_typevar(self, fid: int, scope: str, text: str) -> bool:
-        v = self.eval(fid, scope, text.strip("'\""), 0)
-        d = self.definition(v[1]) if v is not None and v[0] == "def" else None
-        value = d[8].get("value") if d is not None and d[3] == "variable" else None
-        return isinstance(value, str) and value.split("(", 1)[0].rsplit(".", 1)[-1] == "TypeVar"
-
     def returns(self, q: str, fixture: bool = False, depth: int = 0, self_cls: str | None = None) -> Value:
         """What calling function ``q`` gives: its return annotation, else the value of its return statements."""
         d = self.definition(q)
@@ -1615,304 +1136,25 @@ class Resolver:
         return found
 
 
-_PARTIAL = re.compile(r"((?:functools\.)?partial)\(\s*([A-Za-z_][\w.]*)\s*(?:,.*)?\)", re.S)
-_BUILTIN_ITER = re.compile(r"(enumerate|zip|sorted|reversed|list|tuple|set|frozenset|iter)\((.*)\)", re.S)
-_DICT_VIEW = re.compile(r"(.+)\.(items|keys|values)\(\)", re.S)
-# typing's and the builtins' iterables whose first argument is what iterating gives
-_ITERABLES = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set",
-                        "set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Reversible", "Generator",
-                        "deque", "Deque", "KeysView", "ValuesView"})
-_SEQUENCES = frozenset({"list", "List", "Sequence", "MutableSequence", "deque", "Deque"})
-_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict"})
+    # ---- provided by the rule families (each stub names the module that holds the method) ----------------------------
 
+    def mro(self, cls: str) -> list[str]:
+        raise NotImplementedError  # classes.py
 
-def _generic(ann: str) -> tuple[str, list[str]] | None:
-    """``typing.List[Item]`` -> ("List", ["Item"]); an optional one (``X | None``, ``Optional[X]``) is X."""
-    text = ann.strip().strip("'\"")
-    if text.startswith("Optional[") and text.endswith("]"):
-        text = text[9:-1]
-    parts = [p for p in _split_top(text, "|") if p != "None"]
-    if len(parts) != 1:
-        return None
-    text = parts[0]
-    if "[" not in text or not text.endswith("]"):
-        return None
-    head = text.split("[", 1)[0].rsplit(".", 1)[-1]
-    return head, _split_top(text[text.index("[") + 1:-1])
+    def member(self, cls: str, attr: str) -> str | None:
+        raise NotImplementedError  # classes.py
 
+    def decorated(self, q: str, depth: int = 0) -> Value:
+        raise NotImplementedError  # decorators.py
 
-def _item_ann(ann: str, sequence_only: bool = False) -> str | None:
-    """What iterating (with ``sequence_only``: indexing) a value of annotation ``ann`` gives."""
-    g = _generic(ann)
-    if g is None:
-        return None
-    head, args = g
-    if head in ("tuple", "Tuple"):
-        if len(args) == 2 and args[1] == "...":
-            return args[0]
-        return args[0] if args and len(set(args)) == 1 else None
-    if head in (_SEQUENCES if sequence_only else _ITERABLES | _MAPPINGS):
-        return args[0] if args else None
-    if head == "ItemsView" and len(args) == 2 and not sequence_only:
-        return f"tuple[{args[0]}, {args[1]}]"
-    return None
+    def _takes_fixture(self, fid: int, scope: str, name: str) -> bool:
+        raise NotImplementedError  # fixtures.py
 
+    def fixture(self, fid: int, name: str, scope: str = "") -> Value:
+        raise NotImplementedError  # fixtures.py
 
-def _component_ann(ann: str, i: int) -> str | None:
-    """Element ``i`` of a value of annotation ``ann`` unpacked: a tuple's own part, else any element."""
-    g = _generic(ann)
-    if g is not None and g[0] in ("tuple", "Tuple") and not (len(g[1]) == 2 and g[1][1] == "..."):
-        return g[1][i] if i < len(g[1]) else None
-    return _item_ann(ann)
+    def _parametrized(self, fid: int, scope: str, name: str) -> Value:
+        raise NotImplementedError  # fixtures.py
 
-
-def _mapping_args(ann: str) -> tuple[str, str] | None:
-    g = _generic(ann)
-    return (g[1][0], g[1][1]) if g is not None and g[0] in _MAPPINGS and len(g[1]) == 2 else None
-
-
-def _value_ann(ann: str) -> str | None:
-    """The value type of a mapping annotation (what ``m[key]`` gives)."""
-    kv = _mapping_args(ann)
-    return kv[1] if kv else None
-
-
-def _matching_open(text: str, opener: str) -> int | None:
-    """Index of the bracket that opens the one closing ``text``."""
-    closer = ")" if opener == "(" else "]"
-    if not text.endswith(closer):
-        return None
-    level = 0
-    for i in range(len(text) - 1, -1, -1):
-        c = text[i]
-        if c in ")]}":
-            level += 1
-        elif c in "([{":
-            level -= 1
-            if level == 0:
-                return i if c == opener and i > 0 else None
-    return None
-
-
-def _after_last_subscript(text: str) -> int | None:
-    """End index of the last top-level ``[...]`` in a dotted chain (``a.b["k"].c()`` -> after ``]``)."""
-    level, end = 0, None
-    for i, c in enumerate(text):
-        if c in "([{":
-            level += 1
-        elif c in ")]}":
-            level -= 1
-            if c == "]" and level == 0:
-                end = i + 1
-    return end
-
-
-_METHOD_WRAPPER = re.compile(r"(staticmethod|classmethod)\(\s*([A-Za-z_][\w.]*)\s*\)")
-# Receivers of these types are never an indexed symbol: `kwargs.get(...)` is not `QuerySet.get`.
-_BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int",
-                            "float", "complex", "bool"})
-_TYPING_CONTAINERS = frozenset({"Dict", "List", "Tuple", "Set", "FrozenSet", "typing.Dict", "typing.List",
-                                "typing.Tuple", "typing.Set", "t.Dict", "t.List", "t.Tuple", "t.Set"})
-
-
-# Decorators that leave what calling the function returns unchanged.
-_RETURN_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
-                             "typing.override", "typing_extensions.override", "cache", "functools.cache",
-                             "lru_cache", "functools.lru_cache", "wraps", "functools.wraps", *_PROPERTY_DECORATORS})
-
-
-_CONTEXT_MANAGERS = frozenset({"contextmanager", "contextlib.contextmanager", "asynccontextmanager",
-                                "contextlib.asynccontextmanager"})
-# Bases that add nothing an instance is asked for: they never hide the methods of the indexed bases.
-_NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "typing.Generic", "typing.Protocol", "t.Generic",
-                            "t.Protocol", "typing_extensions.Protocol", "ABC", "abc.ABC"})
-# Annotation wrappers whose first argument is the type: ClassVar[Runner] is a Runner.
-_WRAPPERS = ("ClassVar[", "typing.ClassVar[", "t.ClassVar[", "Final[", "typing.Final[", "t.Final[",
-             "Annotated[", "typing.Annotated[", "t.Annotated[", "typing_extensions.Annotated[")
-
-
-def _bare_qualifier(ann: str) -> bool:
-    """``x: Final = Foo()``: the annotation qualifies, the value says the type."""
-    return ann.strip().rsplit(".", 1)[-1] in ("Final", "ClassVar")
-
-
-def _unsubscript(base: str) -> str:
-    """``Validator[T]`` -> ``Validator``: a generic base is its class."""
-    return base.split("[", 1)[0] if base.endswith("]") else base
-
-
-def _split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at the commas (or ``sep``) outside brackets."""
-    out, level, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "([{":
-            level += 1
-        elif c in ")]}":
-            level -= 1
-        elif c == sep and level == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    out.append(text[start:].strip())
-    return out
-
-
-def _callable_args(ann: str, result: bool = False) -> list[str] | None:
-    """``Callable[[A, B], R]`` -> [A, B] (with ``result``: [A, B, R]); ``Callable[Concatenate[A, P], R]`` -> [A].
-
-    None when ``ann`` is not a Callable annotation with listed parameters.
-    """
-    text = ann.strip().strip("'\"")
-    head = text.split("[", 1)[0]
-    if head.rsplit(".", 1)[-1] != "Callable" or not text.endswith("]"):
-        return None
-    parts = _split_top(text[len(head) + 1:-1])
-    if len(parts) != 2:
-        return None
-    params, ret = parts
-    if params.startswith("[") and params.endswith("]"):
-        args = [a for a in _split_top(params[1:-1]) if a]
-    elif params.split("[", 1)[0].rsplit(".", 1)[-1] == "Concatenate" and params.endswith("]"):
-        args = _split_top(params[params.index("[") + 1:-1])[:-1]
-    elif result:
-        args = []  # `Callable[..., R]`: only the result is known
-    else:
-        return None
-    return [*args, ret] if result else args
-
-
-def _private(name: str) -> bool:
-    return name.startswith("_") and not name.endswith("__")
-
-
-def _keeps_return(decorator: str) -> bool:
-    return decorator.split("(", 1)[0] in _RETURN_KEEPING or decorator.endswith((".setter", ".getter"))
-
-
-def _call_argument(lines: list[str], line: int, col: int, idx: int, name: str) -> str | None:
-    """The text of argument ``idx`` (or keyword ``name``) of the call whose name ends at ``line``:``col``, in a file
-    of ``lines`` (read with newlines translated, as ``Path.read_text`` does)."""
-    if not lines:
-        return None
-    text = "\n".join(lines[line - 1:line + 30])[col:].lstrip()
-    if not text.startswith("("):
-        return None
-    args: list[str] = []
-    level, start = 0, 1
-    for i, c in enumerate(text):
-        if c in "\"'":
-            return None  # a string literal among the arguments: not worth a tokenizer here
-        if c in "([{":
-            level += 1
-        elif c in ")]}":
-            level -= 1
-            if level == 0:
-                args.append(text[start:i])
-                break
-        elif c == "," and level == 1:
-            args.append(text[start:i])
-            start = i + 1
-    else:
-        return None
-    args = [" ".join(a.split()) for a in args if a.strip()]
-    if any(a.startswith("*") for a in args):
-        return None
-    for a in args:
-        key, eq, value = a.partition("=")
-        if eq and key.strip() == name and not value.startswith("="):
-            return value.strip()
-    positional = [a for a in args if not re.match(r"^\w+\s*=[^=]", a)]
-    return positional[idx] if idx < len(positional) else None
-
-
-def _literal_type(rhs: str | None) -> str | None:
-    """The builtin type of a literal right-hand side (``{}``, ``[...]``, ``"..."``, ``3``), else None."""
-    if not rhs or rhs == "?":
-        return None
-    c = rhs[0]
-    if c == "[":
-        return "list"
-    if c == "{":
-        return "dict" if rhs == "{}" or ":" in rhs else "set"
-    if c in "\"'":
-        return "str"
-    if c.isdigit():
-        return "float" if "." in rhs or "e" in rhs.lower() else "int"
-    if len(rhs) > 1 and c in "fFbBrRuU" and rhs[1] in "\"'":
-        return "bytes" if c in "bB" else "str"
-    return None
-
-
-def _line_of(entry: tuple[Any, ...]) -> int:
-    return int(entry[0])
-
-
-def _redefined(q: str) -> str:
-    """``m.f@1`` -> ``m.f``: a redefinition is stored under its own qualname but binds the same name."""
-    head, _, last = q.rpartition(".")
-    base = last.split("@", 1)[0]
-    return f"{head}.{base}" if head else base
-
-
-def same_name(q: str, target: str) -> bool:
-    """Whether ``q`` is ``target`` or another definition of the same name in the same namespace (a rename renames
-    them together: the name is one binding, whichever definition it holds)."""
-    # without an "@" a name is its own plain name: most calls (every occurrence a query classifies) stop at the test
-    return q == target or (("@" in q or "@" in target) and _redefined(q) == _redefined(target))
-
-
-def _pick(entries: list[tuple[Any, ...]], line: int) -> tuple[Any, ...]:
-    """The binding in effect at ``line``: the last one at or before it, else the first one after it."""
-    best = None
-    for e in entries:  # entries are not in source order (tree-sitter captures are grouped by pattern)
-        if e[0] <= line and (best is None or e[0] >= best[0]):
-            best = e
-    return best if best is not None else min(entries, key=lambda e: e[0])
-
-
-_WORD_RUN = re.compile(r"\w+")  # str.isalnum() or "_", character for character (the same Unicode test)
-_BRACKET = re.compile(r"[()\[\]{}]")
-
-
-@functools.lru_cache(maxsize=65536)
-def _parse(text: str) -> tuple[tuple[str, str], ...]:
-    """``a.b(x).c[0]`` -> [("name","a"),("attr","b"),("call",""),("attr","c"),("sub","")]; [] if not that shape.
-
-    Names and brackets are found with regular expressions rather than character by character: a query parses a
-    thousand receiver and value texts, most of them calls whose arguments hold no bracket to count."""
-    ops: list[tuple[str, str]] = []
-    i, n = 0, len(text)
-    expect_name = True
-    while i < n:
-        c = text[i]
-        if expect_name:
-            if c == " " and ops:
-                i += 1
-                continue
-            m = _WORD_RUN.match(text, i)
-            if m is None or c.isdigit():
-                return ()
-            ops.append(("name" if not ops else "attr", m.group()))
-            i = m.end()
-            expect_name = False
-        elif c == ".":
-            expect_name = True
-            i += 1
-        elif c == " " and ops:
-            i += 1  # a chain over several lines, `b.add_eq()\n .add_order()`, is stored `b.add_eq() .add_order()`
-        elif c in "([":
-            level, j = 0, n
-            for b in _BRACKET.finditer(text, i):
-                if b.group() in "([{":
-                    level += 1
-                else:
-                    level -= 1
-                    if level == 0:
-                        j = b.start()
-                        break
-            if j >= n or text[j] != (")" if c == "(" else "]"):
-                return ()
-            ops.append(("call" if c == "(" else "sub", ""))
-            i = j + 1
-        else:
-            return ()
-    return () if expect_name else tuple(ops)
+    def _param(self, fid: int, scope: str, name: str, ann: str | None, idx: int) -> Value:
+        raise NotImplementedError  # params.py

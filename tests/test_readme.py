@@ -25,6 +25,15 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert tests in ci_lines, f".ci/run must run {tests!r} as written in the README"
 
 
+def test_ci_sets_ci_true_before_it_runs_anything() -> None:
+    """The tests that skip where PostgreSQL, dbos or bwrap is missing fail instead under CI=true; .ci/run installs
+    them, so it must say it is CI (issue 28) or a broken install would pass as a row of skips."""
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert "export CI=true" in lines, ".ci/run must export CI=true"
+    first_work = next(i for i, line in enumerate(lines) if line.startswith(("apt-get", "pip ", "python ")))
+    assert lines.index("export CI=true") < first_work, "CI=true must be set before .ci/run installs or tests"
+
+
 def test_the_configuration_example_is_valid(tmp_path: Path) -> None:
     from tomo.config import load_settings
 

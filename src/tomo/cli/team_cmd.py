@@ -26,7 +26,16 @@ from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.store.db import connect, default_url
 from tomo.store.jobs import JobStore
-from tomo.team import JobResult, ModelChooser, TaskGraph, Team, TeamSettings, parse_roles, parse_stages
+from tomo.team import (
+    JobResult,
+    ModelChooser,
+    TaskGraph,
+    Team,
+    TeamSettings,
+    check_roles,
+    parse_roles,
+    parse_stages,
+)
 from tomo.tools import Registry
 
 DEFAULT_STAGES = "plan:planner | build:implementer,tester | review:reviewer"
@@ -170,6 +179,7 @@ def run_cmd(
         raise ConfigError("--detach needs --backend dbos", hint="a local job runs in this process; drop --detach")
     settings = TeamSettings.from_settings(load_settings(workspace.resolve()))
     graph_stages = parse_stages(stages or settings.stages or DEFAULT_STAGES)
+    check_roles(parse_roles(roles or ""), graph_stages)  # before the store or any model is touched
     graph = TaskGraph(job_id or _new_job_id(), graph_stages, budget if budget is not None else settings.budget)
     console = rich_console(highlight=False)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
@@ -218,6 +228,8 @@ def resume_cmd(
     store = _store(db, workspace)
     stored = store.graph_of(job)
     graph_stages = TaskGraph.from_dict(job, stored).stages if stored else ()
+    if graph_stages:  # an unknown job is said by the resume itself
+        check_roles(parse_roles(roles or ""), graph_stages)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
     team = _team(store, workspace, model, roles, progress, backend, graph_stages)
     team.rechoose = bool(model or roles)  # otherwise each worker keeps the model the job was created with

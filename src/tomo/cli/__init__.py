@@ -15,6 +15,7 @@ import functools
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
@@ -59,7 +60,10 @@ import typer  # noqa: E402
 from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
 from tomo import __version__  # noqa: E402
-from tomo.errors import TomoError  # noqa: E402
+from tomo.cli import help_names  # noqa: E402
+from tomo.errors import ConfigError, TomoError  # noqa: E402
+
+help_names.install()  # help names values (TASK, --root DIR), not typer's type labels (<str>, {task})
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -124,7 +128,10 @@ class LazyGroup(TyperGroup):
             _register()  # a verb some module registers but VERBS does not name yet
             self._adopt()
         cmd = self.commands.get(cmd_name)
-        return None if isinstance(cmd, _Listed) else cmd
+        if cmd is None or isinstance(cmd, _Listed):
+            return None
+        _check_roots_of(cmd)
+        return cmd
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
@@ -152,8 +159,28 @@ app = typer.Typer(
 )
 
 
+def installed_version() -> str:
+    """The version pip installed (the package's metadata), else the source's own when tomo runs from a tree that was
+    never installed (``PYTHONPATH=src``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tomo")
+    except PackageNotFoundError:
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tomo {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: bool = typer.Option(False, "--version", is_eager=True, expose_value=False, callback=_print_version,
+                                  help="Print tomo's version and exit."),
+) -> None:
     # A callback keeps `app` a group while `version` is the only command registered (before any verb is loaded).
     pass
 
@@ -161,7 +188,34 @@ def _root() -> None:
 @app.command()
 def version() -> None:
     """Print tomo's version."""
-    typer.echo(__version__)
+    typer.echo(installed_version())
+
+
+def check_root(root: Path) -> Path:
+    """``--root`` as every verb takes it: an existing directory, else a usage error in one line that names the path
+    and why. Checked while the command line is parsed (:func:`_check_roots_of`), before a verb loads a setting,
+    opens an index or starts a model, so every verb says the same thing and exits 2 (``tomo exec``: 125, as all of
+    its own failures)."""
+    if not root.exists():
+        raise ConfigError(f"--root {root} does not exist: pass the project's directory (default: the current one)")
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a directory: pass the project's directory, not a file in it")
+    return root
+
+
+def _root_given(ctx: Any, param: Any, value: Any) -> Any:
+    if value is not None and not ctx.resilient_parsing:  # resilient: shell completion, which must not fail
+        check_root(Path(value))
+    return value
+
+
+def _check_roots_of(command: Any) -> None:
+    """Give every ``--root`` option of ``command`` (and of its sub-commands) the one check, :func:`check_root`."""
+    for param in getattr(command, "params", ()):
+        if "--root" in getattr(param, "opts", ()) and param.callback is None:
+            param.callback = _root_given
+    for sub in getattr(command, "commands", {}).values():
+        _check_roots_of(sub)
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tomo.cli import app, report_error
+from tomo.cli.help_names import model_help
 from tomo.cli.render import RichSink, code_block
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
@@ -94,22 +95,27 @@ class RunSink(RichSink):
 @app.command("run")
 def run_cmd(
     task: str = typer.Argument(..., help='What to do, e.g. "make the failing test in tests/ pass".'),
-    model: str | None = typer.Option(None, "--model", help="Model spec (ollama:NAME, claude:NAME, openai:NAME, "
-                                                            "scripted:PATH); default: detected."),
-    root: Path = typer.Option(Path("."), "--root", help="The workspace: the project the model works on."),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="strict (bubblewrap) or local (unconfined); "
-                                                               "default: \\[sandbox] kind, else strict."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC", help=model_help()),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR",
+                              help="The workspace: the project the model works on."),
+    sandbox: str | None = typer.Option(None, "--sandbox", metavar="KIND",
+                                       help="strict (bubblewrap) or local (unconfined); default: sandbox.kind in "
+                                            "tomo.toml, else strict."),
     exec_gate: bool = typer.Option(False, "--exec-gate", help="An edit must be executed by a passing check before "
                                                               "the turn can end."),
     repro: bool = typer.Option(False, "--repro", help="A fix must be preceded by a failing check in the same turn."),
-    max_rounds: int = typer.Option(20, "--max-rounds", min=1, help="Model replies per turn, gate refusals included."),
+    max_rounds: int = typer.Option(20, "--max-rounds", min=1, metavar="N",
+                                   help="Model replies per turn, gate refusals included."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Run every block without asking."),
-    lsp: str | None = typer.Option(None, "--lsp", help="Language server command for the context pack."),
-    resume: bool = typer.Option(False, "--continue", help="Continue the last saved session of ROOT."),
-    engine: str = typer.Option("oi", "--engine", help="oi (code blocks, the default), tools (the tool loop), or auto "
-                                                      "(a rename goes to assist's code graph, the rest to oi)."),
-    directive: str = typer.Option("", "--directive", help="Opt-in prompt directives: verify, repro (comma list)."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds one block may run (default: \\[sandbox])."),
+    lsp: str | None = typer.Option(None, "--lsp", metavar="CMD", help="Language server command for the context pack."),
+    resume: bool = typer.Option(False, "--continue", help="Continue the last saved session of --root."),
+    engine: str = typer.Option("oi", "--engine", metavar="ENGINE",
+                               help="oi (code blocks, the default), tools (the tool loop), or auto "
+                                    "(a rename goes to assist's code graph, the rest to oi)."),
+    directive: str = typer.Option("", "--directive", metavar="NAMES",
+                                  help="Opt-in prompt directives: verify, repro (comma list)."),
+    timeout: float | None = typer.Option(None, "--timeout", metavar="SECONDS",
+                                         help="Seconds one block may run (default: sandbox.timeout_s in tomo.toml)."),
     context: bool = typer.Option(True, "--context/--no-context", help="Inject the context pack on a new session."),
     check: str | None = typer.Option(None, "--check", metavar="CMD",
                                      help="The project's check (e.g. 'python -m pytest -q'), or 'auto' to detect it: "
@@ -125,7 +131,8 @@ def run_cmd(
                                    help="With a gate on, ask the model once more when it ends a turn that changed no "
                                         "file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
-    transcript: Path | None = typer.Option(None, "--transcript", help="Also write every event to this JSONL file."),
+    transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
+                                           help="Also write every event to this JSONL file."),
 ) -> None:
     """Do TASK with a model in the sandbox: it writes Python/bash blocks (or calls tools), tomo runs them.
 

@@ -56,14 +56,15 @@ def _password(from_stdin: bool) -> tuple[str, bool]:
 
 @app.command("serve")
 def serve(
-    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on"),
-    port: int = typer.Option(8000, "--port", help="port to listen on"),
-    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="address to listen on"),
+    port: int = typer.Option(8000, "--port", metavar="PORT", help="port to listen on"),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
     init: bool = typer.Option(False, "--init", help="create the tables and a first admin, then exit"),
-    admin_email: str = typer.Option("admin@localhost", "--admin-email", help="the first admin's email (--init)"),
-    tenant: str = typer.Option("default", "--tenant", help="the first admin's tenant (--init)"),
+    admin_email: str = typer.Option("admin@localhost", "--admin-email", metavar="EMAIL",
+                                    help="the first admin's email (--init)"),
+    tenant: str = typer.Option("default", "--tenant", metavar="TENANT", help="the first admin's tenant (--init)"),
     password_stdin: bool = typer.Option(False, "--password-stdin", help="read the admin's password from stdin"),
-    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level"),
+    log_level: str = typer.Option("warning", "--log-level", metavar="LEVEL", help="uvicorn's log level"),
 ) -> None:
     """Run the web console (jobs, workspaces and the assistant) for the people of a team."""
     store = _open(db, ready=False)
@@ -99,11 +100,11 @@ def serve(
 
 @users_app.command("add")
 def users_add(
-    email: str = typer.Argument(..., help="the person's email (their login)"),
-    tenant: str = typer.Option(..., "--tenant", help="the tenant they belong to (created when new)"),
+    email: str = typer.Argument(..., metavar="EMAIL", help="the person's email (their login)"),
+    tenant: str = typer.Option(..., "--tenant", metavar="TENANT", help="the tenant they belong to (created when new)"),
     password_stdin: bool = typer.Option(False, "--password-stdin", help="read the password from stdin"),
     admin: bool = typer.Option(False, "--admin", help="make them an admin"),
-    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
 ) -> None:
     """Add a person to a tenant (an existing person gets the new tenant and password)."""
     store = _open(db)
@@ -117,7 +118,7 @@ def users_add(
 @users_app.command("list")
 def users_list(
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
-    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
 ) -> None:
     """List the people who may log in, with their tenants."""
     people = _open(db).list_users()
@@ -131,10 +132,10 @@ def users_list(
 
 @workspaces_app.command("add")
 def workspaces_add(
-    path: Path = typer.Argument(..., help="the repository's root directory"),
-    tenant: str = typer.Option(..., "--tenant", help="the tenant it belongs to (created when new)"),
+    path: Path = typer.Argument(..., metavar="DIR", help="the repository's root directory"),
+    tenant: str = typer.Option(..., "--tenant", metavar="TENANT", help="the tenant it belongs to (created when new)"),
     name: str | None = typer.Option(None, "--name", help="its name in the console (default: the folder's name)"),
-    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
 ) -> None:
     """Register a repository to a tenant: its team jobs show in the console and the assistant can query its code."""
     ws = _open(db).add_workspace(tenant, path, name)
@@ -144,7 +145,7 @@ def workspaces_add(
 @workspaces_app.command("list")
 def workspaces_list(
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
-    db: str | None = typer.Option(None, "--db", help=DB_HELP),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
 ) -> None:
     """List the registered workspaces and their tenants."""
     rows = _open(db).all_workspaces()

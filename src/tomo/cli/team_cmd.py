@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from tomo.agents import load_agents
 from tomo.cli import app
+from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
 from tomo.cli.team_oi import OiRunner
@@ -25,7 +26,16 @@ from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.store.db import connect, default_url
 from tomo.store.jobs import JobStore
-from tomo.team import JobResult, ModelChooser, TaskGraph, Team, TeamSettings, parse_roles, parse_stages
+from tomo.team import (
+    JobResult,
+    ModelChooser,
+    TaskGraph,
+    Team,
+    TeamSettings,
+    check_roles,
+    parse_roles,
+    parse_stages,
+)
 from tomo.tools import Registry
 
 DEFAULT_STAGES = "plan:planner | build:implementer,tester | review:reviewer"
@@ -46,8 +56,9 @@ team_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, add_completion=F
                             "checkpoints every worker and resumes after a crash.")
 app.add_typer(team_app, name="team")
 
-_DB = typer.Option(None, "--db", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
-_WORKSPACE = typer.Option(Path("."), "--workspace", help="The job's workspace (default: current directory).")
+_DB = typer.Option(None, "--db", metavar="URL", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
+_WORKSPACE = typer.Option(Path("."), "--workspace", metavar="DIR",
+                          help="The job's workspace (default: current directory).")
 
 
 def _store(db: str | None, workspace: Path) -> JobStore:
@@ -136,20 +147,26 @@ def _execute_on(team: Team, backend: str, graph: TaskGraph | None, request: str 
 @team_app.command("run")
 def run_cmd(
     request: str = typer.Argument(..., help='What the team should do, e.g. "add a --json flag to tomo list".'),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec (roles the map does not name)."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    stages: str | None = typer.Option(None, "--stages", help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
-                                      " (@NAME is an agent, role*2 two workers)."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="Token budget (input+output) for the job."),
-    backend: str = typer.Option("local", "--backend", help="local (asyncio in this process) or dbos."),
-    job_id: str | None = typer.Option(None, "--job-id", help="The job's id (default: a timestamp)."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec (roles the map does not name)")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    stages: str | None = typer.Option(None, "--stages", metavar="STAGES",
+                                      help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
+                                           " (@NAME is an agent, role*2 two workers)."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="Token budget (input+output) for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND",
+                                help="local (asyncio in this process) or dbos."),
+    job_id: str | None = typer.Option(None, "--job-id", metavar="ID", help="The job's id (default: a timestamp)."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the finished job as JSON instead of its output."),
     detach: bool = typer.Option(False, "--detach", help="dbos only: enqueue the job and return; `tomo team worker` "
                                 "processes run it."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (default: the --db server "
-                                       "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (default: the --db server "
+                                            "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
 ) -> None:
     """Run REQUEST through the stages; `tomo team REQUEST` is the same.
 
@@ -162,6 +179,7 @@ def run_cmd(
         raise ConfigError("--detach needs --backend dbos", hint="a local job runs in this process; drop --detach")
     settings = TeamSettings.from_settings(load_settings(workspace.resolve()))
     graph_stages = parse_stages(stages or settings.stages or DEFAULT_STAGES)
+    check_roles(parse_roles(roles or ""), graph_stages)  # before the store or any model is touched
     graph = TaskGraph(job_id or _new_job_id(), graph_stages, budget if budget is not None else settings.budget)
     console = rich_console(highlight=False)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
@@ -187,14 +205,18 @@ def run_cmd(
 @team_app.command("resume")
 def resume_cmd(
     job: str = typer.Argument(..., help="The id of the job to continue (tomo team list shows them)."),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec for roles the map does not name."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="A new token budget for the job."),
-    backend: str = typer.Option("local", "--backend", help="local or dbos."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec for roles the map does not name")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="A new token budget for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND", help="local or dbos."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the job as JSON when it ends."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
 ) -> None:
     """Continue a job from its first unfinished worker (a complete job is left as it is).
 
@@ -206,6 +228,8 @@ def resume_cmd(
     store = _store(db, workspace)
     stored = store.graph_of(job)
     graph_stages = TaskGraph.from_dict(job, stored).stages if stored else ()
+    if graph_stages:  # an unknown job is said by the resume itself
+        check_roles(parse_roles(roles or ""), graph_stages)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
     team = _team(store, workspace, model, roles, progress, backend, graph_stages)
     team.rechoose = bool(model or roles)  # otherwise each worker keeps the model the job was created with
@@ -256,9 +280,11 @@ def list_cmd(
 def worker_cmd(
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
-    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, help="Seconds of silence after which another "
-                                      "process's work is taken over."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
+    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, metavar="SECONDS",
+                                      help="Seconds of silence after which another "
+                                           "process's work is taken over."),
 ) -> None:
     """Serve the DBOS queues: run the workers (and jobs) that any process enqueued, until Ctrl-C or SIGTERM."""
     import signal

@@ -87,13 +87,13 @@ VERBS: dict[str, tuple[str, str]] = {
     "serve": ("serve_cmd", "Run the web console (jobs, workspaces and the assistant) for the people of a team."),
     "graph": ("graph_cmd", "Code graph: index a repository, find symbols, references, callers; plan and apply "
                            "renames."),
+    "lab": ("lab_cmd", "Measure models and variants on a suite of tasks judged by their own oracles; report with "
+                       "intervals and paired tests; bless."),
     "models": ("models_cmd", "Show the detected default model, the measured (blessed) list, the tier table, which "
                              "providers answer, and local servers' models; list and serve the packaged local "
                              "models."),
     "users": ("serve_cmd", "Manage the people who may log in to the console."),
     "workspaces": ("serve_cmd", "Register repositories to a tenant for the console."),
-    "lab": ("lab_cmd", "Measure models and variants on a suite of tasks judged by their own oracles; report with "
-                       "intervals and paired tests; bless."),
     "team": ("team_cmd", "Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "
                          "checkpoints every worker and resumes after a crash."),
 }

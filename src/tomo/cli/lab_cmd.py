@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from tomo.cli import app
+from tomo.cli.help_names import MODEL_SPECS
 from tomo.cli.rows import print_rows, rich_console, say
 from tomo.errors import ConfigError
 
@@ -45,8 +46,9 @@ def tasks_command(
 def run_command(
     suite: str = typer.Argument(..., metavar="SUITE", help="A bundled suite (small, heldout) or a suite directory."),
     model: list[str] = typer.Option(..., "--model", metavar="SPEC",
-                                    help="A model spec (repeat for several); 'reference' is the engine ceiling: a "
-                                         "scripted model replaying each task's reference solution."),
+                                    help=f"A model spec ({MODEL_SPECS}; repeat for several), or 'reference': the "
+                                         "engine ceiling, a scripted model replaying each task's reference "
+                                         "solution."),
     variant: list[str] = typer.Option(["strict"], "--variant", metavar="NAME[=FLAGS]",
                                       help="NAME=\"run --exec-gate ...\" (repeat for several), or a preset: plain, "
                                            "gated, strict, oi-strict, mini (the mini-swe-agent peer)."),

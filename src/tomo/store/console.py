@@ -46,8 +46,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from tomo.errors import ConfigError, TomoError
-from tomo.store.db import connect
+from tomo.errors import ConfigError, TomoError, Unavailable
+from tomo.store.db import connect, reach, sqlite_file
 
 SCHEMA_VERSION = 1
 
@@ -250,11 +250,30 @@ class ConsoleStore:
         self._ph = hasher if hasher is not None else _hasher()
 
     @classmethod
-    def open(cls, url: str, *, hasher: Any = None) -> ConsoleStore:
+    def open(cls, url: str, *, hasher: Any = None, create: bool = True) -> ConsoleStore:
+        """The store at ``url``, connected once (a server that does not answer is
+        :class:`~tomo.errors.Unavailable` here, in one line naming its host and port).
+
+        ``create=False`` is for a verb that only reads: a SQLite file that is not there is
+        :class:`StoreNotReady` ("nothing yet") instead of a new empty file and folder."""
         url = normalize_url(url)
-        if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        return cls(connect(url, pool_pre_ping=url.startswith("postgresql")), hasher=hasher)
+        path = sqlite_file(url)
+        if path is not None:
+            if not create and not path.is_file():
+                raise StoreNotReady(f"there is nothing yet: no console store at {path}",
+                                    hint="`tomo serve --init` (with the same --db) creates it and a first admin")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise Unavailable(f"cannot create the folder of the SQLite store {path}: {exc.strerror or exc}",
+                                  hint="give --db sqlite:///PATH in a folder you may write to") from exc
+        store = cls(connect(url, pool_pre_ping=url.startswith("postgresql")), hasher=hasher)
+        try:
+            reach(store.engine)
+        except Unavailable:
+            store.close()
+            raise
+        return store
 
     @property
     def url(self) -> str:

@@ -60,8 +60,8 @@ def test_listings_in_a_pipe_keep_every_column_whole(tmp_path: Path, run_tomo: An
                                                                   ["acme", "[bold]shop", str(deep.resolve())]]
     users = run_tomo("users", "list", "--db", db, env=env)
     header, row = users.stdout.splitlines()
-    assert header.split() == ["email", "tenants", "admin", "since"] and row.split()[:3] == ["root@acme.example",
-                                                                                            "acme", "yes"]
+    assert header.split() == ["email", "tenants", "admin", "since", "sessions", "locked"]
+    assert row.split()[:3] == ["root@acme.example", "acme", "yes"] and row.split()[4:] == ["0"]
 
 
 # ---- a store that is not there, a server that does not answer, a port that is taken ----------------------------
@@ -166,3 +166,35 @@ def test_serve_announces_the_port_it_listens_on(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_the_account_verbs_from_the_shell(tmp_path: Path, run_tomo: Any) -> None:
+    """unlock, set-password, revoke, remove: an unknown person is named as such (exit 2, nothing asked or changed),
+    a password never goes on the command line, and each verb says what it did."""
+    db = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    env = {"TOMO_DB": ""}
+    assert run_tomo("serve", "--init", "--db", db, "--admin-email", "root@acme.example", env=env).returncode == 0
+    for verb in ("unlock", "set-password", "revoke", "remove"):
+        unknown = run_tomo("users", verb, "Nobody@Acme.example", "--db", db, env=env, input="a long password\n")
+        assert unknown.returncode == 2 and unknown.stdout == ""
+        assert "there is no user 'nobody@acme.example'" in _one_error(unknown) and "tomo users list" in unknown.stderr
+        helped = run_tomo("users", verb, "--help", env={**env, "TERM": "dumb", "NO_COLOR": "1"})
+        assert helped.returncode == 0 and "EMAIL" in helped.stdout
+        assert not re.search(r"--password(?!-stdin)", helped.stdout)  # no way to put a password on argv
+
+    unlocked = run_tomo("users", "unlock", "root@acme.example", "--db", db, env=env)
+    assert unlocked.returncode == 0 and "was not locked out" in unlocked.stdout
+    chosen = run_tomo("users", "set-password", "root@acme.example", "--db", db, env=env)
+    assert chosen.returncode == 0 and "0 sessions ended" in chosen.stdout
+    password = chosen.stdout.split("Password (shown once): ", 1)[1].split()[0]
+    assert len(password) >= 12
+    piped = run_tomo("users", "set-password", "root@acme.example", "--password-stdin", "--json", "--db", db,
+                     env=env, input="a long password\n")
+    assert json.loads(piped.stdout) == {"email": "root@acme.example", "sessions_ended": 0}  # no password echoed
+    revoked = run_tomo("users", "revoke", "root@acme.example", "--db", db, env=env)
+    assert revoked.returncode == 0 and "root@acme.example: 0 sessions ended." in revoked.stdout
+    listed = run_tomo("users", "list", "--db", db, env=env)
+    assert listed.stdout.splitlines()[0].split() == ["email", "tenants", "admin", "since", "sessions", "locked"]
+    removed = run_tomo("users", "remove", "root@acme.example", "--db", db, env=env)
+    assert removed.returncode == 0 and "root@acme.example is removed" in removed.stdout
+    assert json.loads(run_tomo("users", "list", "--json", "--db", db, env=env).stdout) == []

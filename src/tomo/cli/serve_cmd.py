@@ -1,4 +1,5 @@
-"""`tomo serve` (the web console), `tomo users add/list` and `tomo workspaces add/list` (who may use it, and what).
+"""`tomo serve` (the web console), `tomo users` (who may use it: add, list, unlock, set-password, revoke, remove) and
+`tomo workspaces add/list` (what they see).
 
 The store is ``--db URL`` if given, else ``TOMO_DB``, else ``.tomo/console.sqlite`` under the current directory:
 the same resolution for every verb here, so `tomo users add` writes where `tomo serve` reads.
@@ -168,14 +169,93 @@ def users_list(
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
-    """List the people who may log in, with their tenants."""
-    people = _open(db).list_users()
+    """List the people who may log in, with their tenants, live sessions, and who is locked out (until when)."""
+    from tomo.store.console import LoginLimits
+
+    store = _open(db)
+    people = store.list_users()
+    access = store.access(LoginLimits())  # the console's own limits (tomo serve has no option to change them)
     if as_json:
-        typer.echo(json.dumps([u.to_dict() for u in people], indent=2))
+        typer.echo(json.dumps([{**u.to_dict(), **access[u.id].to_dict()} for u in people], indent=2))
         return
-    print_rows(("email", "tenants", "admin", "since"),
+    print_rows(("email", "tenants", "admin", "since", "sessions", "locked"),
                [(user.email, ", ".join(t.name for t in user.tenants), "yes" if user.is_admin else "",
-                 _day(user.created_at)) for user in people])
+                 _day(user.created_at), str(access[user.id].sessions), _locked(access[user.id].locked_until))
+                for user in people])
+
+
+@users_app.command("unlock")
+def users_unlock(
+    email: str = typer.Argument(..., metavar="EMAIL", help="the person's email (their login)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+) -> None:
+    """Let a person log in again after too many wrong passwords: their failed logins are forgotten."""
+    store = _open(db)
+    user = store.require_user(email)
+    forgotten = store.unlock(user.email)
+    if as_json:
+        typer.echo(json.dumps({"email": user.email, "failed_logins_forgotten": forgotten}))
+        return
+    typer.echo(f"{user.email} can log in again ({_n(forgotten, 'failed login')} forgotten)." if forgotten else
+               f"{user.email} was not locked out (no failed logins to forget).")
+
+
+@users_app.command("set-password")
+def users_set_password(
+    email: str = typer.Argument(..., metavar="EMAIL", help="the person's email (their login)"),
+    password_stdin: bool = typer.Option(False, "--password-stdin",
+                                        help="read the new password from stdin (default: a random one, shown once)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+) -> None:
+    """Give a person a new password: their sessions end and their failed logins are forgotten.
+
+    The password never goes on the command line (other users of the machine see it there): pipe it in with
+    --password-stdin, or let tomo choose one and show it once."""
+    store = _open(db)
+    user = store.require_user(email)  # before the password is read: a mistyped email costs no one a password
+    password, generated = _password(password_stdin)
+    ended = store.set_password(user.email, password)
+    if as_json:
+        typer.echo(json.dumps({"email": user.email, "sessions_ended": ended,
+                               **({"password": password} if generated else {})}))
+        return
+    typer.echo(f"{user.email} has a new password; {_n(ended, 'session')} ended.")
+    if generated:
+        typer.echo(f"Password (shown once): {password}")
+
+
+@users_app.command("revoke")
+def users_revoke(
+    email: str = typer.Argument(..., metavar="EMAIL", help="the person's email (their login)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+) -> None:
+    """End every session of a person (a lost laptop, a leaked cookie): they stay, and log in again."""
+    store = _open(db)
+    user = store.require_user(email)
+    ended = store.revoke_sessions(user.email)
+    if as_json:
+        typer.echo(json.dumps({"email": user.email, "sessions_ended": ended}))
+        return
+    typer.echo(f"{user.email}: {_n(ended, 'session')} ended.")
+
+
+@users_app.command("remove")
+def users_remove(
+    email: str = typer.Argument(..., metavar="EMAIL", help="the person's email (their login)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    db: str | None = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+) -> None:
+    """Remove a person: their sessions end, and their memberships and their own conversations go with them."""
+    store = _open(db)
+    user = store.require_user(email)
+    ended = store.remove_user(user.email)
+    if as_json:
+        typer.echo(json.dumps({"email": user.email, "removed": True, "sessions_ended": ended}))
+        return
+    typer.echo(f"{user.email} is removed ({_n(ended, 'session')} ended); they can no longer log in.")
 
 
 @workspaces_app.command("add")
@@ -201,6 +281,16 @@ def workspaces_list(
         typer.echo(json.dumps([{"tenant": t, **ws.to_dict()} for t, ws in rows], indent=2))
         return
     print_rows(("tenant", "name", "path"), [(tenant_name, ws.name, str(ws.path)) for tenant_name, ws in rows])
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _locked(until: float | None) -> str:
+    import datetime as dt
+
+    return "" if until is None else f"until {dt.datetime.fromtimestamp(until, tz=dt.UTC):%H:%M} UTC"
 
 
 def _day(ts: float) -> str:

@@ -26,7 +26,7 @@ from tomo.config import Settings
 from tomo.errors import TomoError
 from tomo.loop import Limits
 from tomo.models.base import Model
-from tomo.store.console import ConsoleStore, Tenant
+from tomo.store.console import ConsoleStore, LoginLimits, Tenant, email_key
 from tomo.tools import Registry
 from tomo.web.assistant import NOT_ON, Assistant
 from tomo.web.auth import COOKIE, SAFE_METHODS, WebCaller, require_caller, same_origin, session_of
@@ -42,15 +42,6 @@ DEFAULT_PROMPT = (
     "outputs and token usage), its workspaces, and the code in those workspaces. Use the tools to look things up "
     "rather than guessing; say plainly when something is not there. Keep answers short."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class LoginLimits:
-    """Failed logins allowed per email and per client address within ``window_s`` before 429."""
-
-    per_email: int = 5
-    per_address: int = 30
-    window_s: float = 900.0
 
 
 @dataclass
@@ -261,7 +252,7 @@ def _routes(app: FastAPI) -> None:
             raise HTTPException(403, "a login must come from this console's own page")
         body = await _login_body(request, form)
         address = request.client.host if request.client else "unknown"
-        keys = (f"email:{body.email.strip().lower()}", f"address:{address}")
+        keys = (email_key(body.email), f"address:{address}")
         limits = state.login_limits
         for key, allowed in zip(keys, (limits.per_email, limits.per_address), strict=True):
             count, oldest = await asyncio.to_thread(state.store.recent_failures, key, limits.window_s)
@@ -434,4 +425,4 @@ def _pick_tenant(tenants: Sequence[Tenant], wanted: str | None) -> Tenant:
     return tenants[0]
 
 
-__all__ = ["SAFE_METHODS", "create_app"]
+__all__ = ["SAFE_METHODS", "LoginLimits", "create_app"]

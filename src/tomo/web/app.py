@@ -32,7 +32,7 @@ from tomo.web.assistant import NOT_ON, Assistant
 from tomo.web.auth import COOKIE, SAFE_METHODS, WebCaller, require_caller, same_origin, session_of
 from tomo.web.jobs import JobsReader
 from tomo.web.page import render_console, render_login
-from tomo.web.tools import DEFAULT_TOOLS, ConsoleTools, NotFound, build_registry
+from tomo.web.tools import DEFAULT_TOOLS, Ambiguous, ConsoleTools, NotFound, build_registry
 
 ASSISTANT_ENV = "ASSISTANT_PROVIDER"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -309,9 +309,12 @@ def _routes(app: FastAPI) -> None:
         return JobsOut(jobs=_found(lambda: _state(request).tools.list_jobs(caller.caller, status, workspace)))
 
     @app.get("/v1/web/jobs/{job_id}", tags=["jobs"], summary="One job: stages, worker outputs, usage",
-             responses={404: {"description": "no such job in your tenant"}})
-    def show_job(caller: Caller, request: Request, job_id: str) -> dict[str, Any]:
-        return _found(lambda: _state(request).tools.show_job(caller.caller, job_id))
+             responses={404: {"description": "no such job in your tenant (or in that workspace)"},
+                        409: {"description": "two of your workspaces have a job with this id: name the workspace"}})
+    def show_job(caller: Caller, request: Request, job_id: str,
+                 workspace: Annotated[str | None, Query(description="the job's workspace (name or id)")] = None,
+                 ) -> dict[str, Any]:
+        return _found(lambda: _state(request).tools.show_job(caller.caller, job_id, workspace))
 
     @app.get("/v1/web/workspaces", tags=["workspaces"], response_model=list[WorkspaceOut],
              summary="The repositories registered to your tenant")
@@ -399,6 +402,8 @@ def _found(fetch: Callable[[], Any]) -> Any:
         return fetch()
     except NotFound as exc:
         raise HTTPException(404, exc.message) from exc
+    except Ambiguous as exc:
+        raise HTTPException(409, exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
     except TomoError as exc:
         raise HTTPException(400, exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
 

@@ -1,6 +1,7 @@
 """The `tomo` command. Each part registers its verbs from its own module; this file only assembles them.
 
-Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits 2.
+Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits with its
+``exit_code``: 2 (a usage or configuration error) unless it says otherwise (1 for :class:`~tomo.errors.Unavailable`).
 
 Start-up: a verb's module is imported only when that verb runs (or its own ``--help`` is asked for), so
 ``tomo graph refs`` does not pay for the assistant, the gateway, the MCP SDK or sqlalchemy. :data:`VERBS` names the
@@ -278,4 +279,4 @@ def main() -> None:
         app()
     except TomoError as exc:
         report_error(exc)
-        sys.exit(2)
+        sys.exit(exc.exit_code)

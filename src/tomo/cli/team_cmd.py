@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.text import Text
+from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
 from typer.core import TyperGroup
 
@@ -24,8 +25,9 @@ from tomo.cli.team_oi import OiRunner
 from tomo.cli.team_render import TeamProgress, print_jobs, render_job
 from tomo.config import load_settings
 from tomo.errors import ConfigError
-from tomo.store.db import connect, default_url
+from tomo.store.db import connect, default_url, reach, sqlite_file
 from tomo.store.jobs import JobStore
+from tomo.store.jobs import jobs as job_table
 from tomo.team import (
     JobResult,
     ModelChooser,
@@ -62,19 +64,49 @@ _WORKSPACE = typer.Option(Path("."), "--workspace", metavar="DIR",
 
 
 def _store(db: str | None, workspace: Path) -> JobStore:
+    """The job store of a verb that writes (run, resume, worker): created when new, its tables too."""
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
-    url = db or default_url(workspace, "team.sqlite")
-    store = JobStore(connect(url))
+    store = JobStore(connect(db or default_url(workspace, "team.sqlite")))
+    reach(store.engine)  # a server that does not answer: one line naming its host and port, exit 1
     try:
         store.create_schema()
+    except DBAPIError as exc:
+        raise _unusable(store, exc) from exc
+    return _probed(store)
+
+
+def _reader(db: str | None, workspace: Path) -> JobStore | None:
+    """The job store of a verb that only reads (list, show), or ``None`` when no job was ever written there: a
+    SQLite file that is not there is not created (nor its folder), and a server without the team's tables does not
+    get them. A listing leaves the workspace and the server as it found them."""
+    if not workspace.is_dir():
+        raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
+    url = db or default_url(workspace, "team.sqlite", create=False)
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        return None
+    store = JobStore(connect(url))
+    reach(store.engine)
+    if not inspect(store.engine).has_table(job_table.name):
+        store.engine.dispose()
+        return None
+    return _probed(store)
+
+
+def _probed(store: JobStore) -> JobStore:
+    try:
         store.job_ids()  # the tables answer: an older schema or a server that refuses us is caught here
     except DBAPIError as exc:
-        shown = store.engine.url.render_as_string(hide_password=True)
-        raise ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
-                          hint="check --db / TOMO_DB (is the server up, may this user create tables?); a store "
-                          "written by an older tomo can be moved aside and started afresh") from exc
+        raise _unusable(store, exc) from exc
     return store
+
+
+def _unusable(store: JobStore, exc: DBAPIError) -> ConfigError:
+    shown = store.engine.url.render_as_string(hide_password=True)
+    return ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
+                       hint="check --db / TOMO_DB (may this user create tables?); a store written by an older "
+                            "tomo can be moved aside and started afresh")
 
 
 def _team(store: JobStore, workspace: Path, model: str | None, roles: str | None, sink: TeamProgress | None,
@@ -250,7 +282,10 @@ def show_cmd(
     no_outputs: bool = typer.Option(False, "--no-outputs", help="The table only, without each worker's output."),
 ) -> None:
     """A job's stages and workers: role, model, status, usage, start and end times, and outputs."""
-    store = _store(db, workspace)
+    store = _reader(db, workspace)
+    if store is None:
+        raise ConfigError(f"no job with id {job!r}: no job has run in {workspace.resolve()} yet",
+                          hint="start one with tomo team REQUEST, or give the --workspace (or --db) it ran in")
     record = store.get_job(job)
     if record is None:
         recent = ", ".join(store.job_ids()[:5])
@@ -269,7 +304,8 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as a JSON list."),
 ) -> None:
     """The jobs in the store, newest first."""
-    jobs = _store(db, workspace).list_jobs()
+    store = _reader(db, workspace)
+    jobs = store.list_jobs() if store is not None else []
     if as_json:
         typer.echo(json.dumps([j.to_dict() for j in jobs], indent=2))
         return

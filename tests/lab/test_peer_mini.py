@@ -37,6 +37,7 @@ def test_the_peer_runs_its_actions_in_the_copy_and_reports_its_submission(tmp_pa
     assert result["usage"] == {"input_tokens": 22, "output_tokens": 14}
     assert (tmp_path / "note.txt").read_text() == "peer-was-here\n"
     assert sent[0]["model"] == "tiny" and "Leave a note." in sent[0]["messages"][1]["content"]
+    assert sent[0]["max_tokens"] == 4096 and sent[0]["temperature"] == 0.2  # tomo's cap and local temperature
     assert "mswea_bash_command" in sent[0]["messages"][0]["content"]  # mini's own text-mode prompt
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) >= 4
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from conftest import tomo_env
 from tomo.lab.records import LabStore, RunRecord
 from tomo.lab.suite import BUNDLED
 
@@ -56,6 +55,13 @@ def make_suite(root: Path) -> Path:
                      for line in toml.splitlines())
     (never / "task.toml").write_text(toml + "\n")
     return suite
+
+
+def tomo_env() -> dict[str, str]:
+    """This checkout's sources for each `tomo` child, as tests/conftest.py's run_tomo (whose module cannot be imported
+    by name here: in a whole run, ``conftest`` is whichever folder's was imported last)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+            "COLUMNS": "200"}
 
 
 def start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:

@@ -5,6 +5,7 @@ submitted) comes back as the JSON the lab records."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,15 @@ from tomo.lab.peer_mini import model_kwargs
 
 pytest.importorskip("minisweagent", reason="the peer needs the lab extra: pip install -e '.[lab]'")
 
-from conftest import tomo_env
 from models.loopback import Canned, LoopbackServer, openai_body
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def tomo_env() -> dict[str, str]:
+    """This checkout's sources for the child, as tests/conftest.py's run_tomo (whose module is not importable by
+    name: in a whole run, ``conftest`` is whichever folder's was imported last, e.g. tests/assist/conftest.py)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
 
 
 def action(command: str) -> Canned:

@@ -70,8 +70,9 @@ def heavy_in(modules: set[str]) -> list[str]:
 
 
 def parts_in(modules: set[str]) -> list[str]:
-    """The parts of tomo and verb modules imported, beyond the command line's own (tomo.cli, its plain_params)."""
-    own = {"tomo", "tomo.errors", "tomo.cli", "tomo.cli.plain_params"}
+    """The parts of tomo and verb modules imported, beyond the command line's own (tomo.cli, its plain_params and
+    help_names)."""
+    own = {"tomo", "tomo.errors", "tomo.cli", "tomo.cli.plain_params", "tomo.cli.help_names"}
     return sorted(m for m in modules if m.startswith("tomo.") and m not in own)
 
 
@@ -151,9 +152,10 @@ def test_help_on_a_terminal_is_rich_and_in_a_pipe_plain(tmp_path: Path) -> None:
     assert "Error: No such option: --bogus" in error.stderr and "╭" not in error.stderr
 
 
-def test_version_imports_no_verb(tmp_path: Path) -> None:
-    done, modules = probe(tmp_path, "version")
-    assert (done.returncode, done.stdout.strip()) == (0, "0.1.0")
+@pytest.mark.parametrize(("args", "shown"), [(["version"], "0.1.0"), (["--version"], "tomo 0.1.0")])
+def test_version_imports_no_verb(tmp_path: Path, args: list[str], shown: str) -> None:
+    done, modules = probe(tmp_path, *args)
+    assert (done.returncode, done.stdout.strip()) == (0, shown)
     assert heavy_in(modules) == [] and parts_in(modules) == []
     assert "tree_sitter" not in modules and "pydantic" not in modules  # typer 0.29 would coerce through pydantic
 

@@ -1,4 +1,6 @@
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 
@@ -46,11 +48,52 @@ def test_bad_value_names_the_key(tmp_path: Path) -> None:
     assert "sandbox.timeout_s" in str(info.value)
 
 
-def test_unknown_sections_are_kept(tmp_path: Path) -> None:
+def test_a_part_table_is_kept_for_its_part(tmp_path: Path) -> None:
     (tmp_path / "tomo.toml").write_text("[team]\nbudget = 1000\n")
     settings = load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml")
     assert settings.section("team") == {"budget": 1000}
     assert settings.section("web") == {}
+
+
+@pytest.mark.parametrize(("toml", "named", "guess"), [
+    ('modle = "ollama:x"\n', "unknown key 'modle'", "did you mean 'model'?"),
+    ("[sandboxx]\nkind = \"local\"\n", "unknown table [sandboxx]", "did you mean [sandbox]?"),
+    ("[agent.reader]\ntier = \"fast\"\n", "unknown table [agent]", "did you mean [agents]?"),
+    ("[teams]\nbudget = 5\n", "unknown table [teams]", "did you mean [team]?"),
+    ('source = ["x"]\n', "unknown key 'source'", ""),  # what tomo records, not a setting
+    ("[web]\nport = 1\n", "unknown table [web]", ""),
+])
+def test_an_unknown_top_level_key_is_an_error_naming_it_and_the_file(tmp_path: Path, toml: str, named: str,
+                                                                    guess: str) -> None:
+    """Issue 28: a misspelt key was kept and ignored, so the user's setting silently did nothing."""
+    (tmp_path / "tomo.toml").write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, env={}, user_file=tmp_path / "none.toml")
+    assert info.value.message == f"{tmp_path / 'tomo.toml'}: {named}"
+    assert guess in info.value.hint and "a tomo.toml takes agents, model, providers, sandbox, team, tiers" \
+        in info.value.hint
+    if not guess:
+        assert "did you mean" not in info.value.hint
+
+
+def test_an_unknown_key_names_the_file_it_is_in_not_every_layer(tmp_path: Path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text('modle = "a"\ntierz = 1\n[tiers]\nfast = "b"\n')
+    (tmp_path / "tomo.toml").write_text('model = "c"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, env={}, user_file=user)
+    assert info.value.message == f"{user}: unknown keys 'modle', 'tierz'"
+    assert info.value.hint.startswith("did you mean 'model' for 'modle', 'tiers' for 'tierz'?")
+
+
+def test_tomo_refuses_an_unknown_key_with_exit_2(tmp_path: Path, run_tomo: Callable[..., CompletedProcess[str]]) \
+        -> None:
+    """Through the real CLI: one error naming the file and the key, the hint with the near key, exit 2."""
+    (tmp_path / "tomo.toml").write_text('[sandboxx]\nkind = "local"\n')
+    done = run_tomo("models", cwd=tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert done.returncode == 2, done.stderr
+    assert f"{tmp_path / 'tomo.toml'}: unknown table [sandboxx]" in done.stderr
+    assert "did you mean [sandbox]?" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("toml", "key"), [

@@ -1,6 +1,10 @@
 """The README's first code block is a promise to a new user: two commands, and CI runs the second one verbatim."""
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -23,6 +27,15 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     tests = _first_block()[1]
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     assert tests in ci_lines, f".ci/run must run {tests!r} as written in the README"
+
+
+def test_ci_sets_ci_true_before_it_runs_anything() -> None:
+    """The tests that skip where PostgreSQL, dbos or bwrap is missing fail instead under CI=true; .ci/run installs
+    them, so it must say it is CI (issue 28) or a broken install would pass as a row of skips."""
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert "export CI=true" in lines, ".ci/run must export CI=true"
+    first_work = next(i for i, line in enumerate(lines) if line.startswith(("apt-get", "pip ", "python ")))
+    assert lines.index("export CI=true") < first_work, "CI=true must be set before .ci/run installs or tests"
 
 
 def test_the_configuration_example_is_valid(tmp_path: Path) -> None:
@@ -75,3 +88,49 @@ def test_the_team_example_runs_from_the_files_it_names(tmp_path: Path,
     for line in ("APPROVE: small, tested, matches the request.", "job json-flag is complete",
                  "2,768 tokens (2,608 in, 160 out)"):
         assert line in printed and line in readme, line
+
+
+def _prose_paragraphs(text: str) -> list[str]:
+    text = re.sub(r"^(`{3,}).*?^\1\s*$", "", text, flags=re.S | re.M)  # code blocks are not prose
+    return [p for p in re.split(r"\n\s*\n", text) if p.strip() and not p.lstrip().startswith(("#", "|"))]
+
+
+def test_no_paragraph_of_the_readme_says_another_again() -> None:
+    """Issue 28: the CI paragraph was there twice, the second a shorter copy of the first. A paragraph whose words
+    are (nearly) all in another paragraph is a repeat; the closest two distinct paragraphs share about 60%."""
+    paragraphs = _prose_paragraphs((ROOT / "README.md").read_text(encoding="utf-8"))
+    words = [re.findall(r"[\w./'-]+", p.lower()) for p in paragraphs]
+    for i, mine in enumerate(words):
+        if len(mine) < 8:
+            continue
+        for j, other in enumerate(words):
+            if i != j:
+                shared = sum(w in set(other) for w in mine) / len(mine)
+                assert shared < 0.9, f"README repeats itself:\n{paragraphs[i]}\n--- already says ---\n{paragraphs[j]}"
+
+
+def test_the_seed_example_runs_in_the_copy_the_readme_makes(tmp_path: Path) -> None:
+    """Issue 28: the `--seed` example started with `git worktree add`, which fails in the copy the README's Commands
+    section makes (`cp -r examples/shop /tmp/shop`, not a git checkout). Its commands are run here as written, in
+    that copy (under tmp_path), and print what the README shows."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = re.search(r"`(cp -r examples/shop (\S+) && cd \2)`", readme)
+    assert setup, "the Commands section no longer says how to make the copy"
+    copy = str(tmp_path / "shop")
+    block = next(b for b in re.findall(r"```console\n(.*?)```", readme, re.S) if "--seed" in b)
+    commands = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+    seed = next(i for i, c in enumerate(commands) if "--seed" in c)
+    assert commands[0] == "tomo graph index"
+    steps = [f"cd {ROOT}", setup.group(1).replace(setup.group(2), copy), commands[0], commands[seed - 1],
+             commands[seed]]
+    # each step checked on its own line: `a && b` failing in `a` does not stop `set -e`, and a step may end in a comment
+    script = "\n".join([f'tomo() {{ "{sys.executable}" -m tomo "$@"; }}',
+                        *(f"{step}\n[ $? -eq 0 ] || {{ echo {shlex.quote('failed: ' + step)} >&2; exit 1; }}"
+                          for step in steps)])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    shown = block.splitlines()[block.splitlines().index(f"$ {commands[seed]}") + 1]
+    expected = re.escape(shown.replace(setup.group(2), copy)).replace(r"0\.01s", r"[\d.]+s")
+    assert re.fullmatch(expected, done.stdout.splitlines()[-1]), (shown, done.stdout)

@@ -1,12 +1,15 @@
 """Settings, lowest first: built-in defaults, ``~/.config/tomo/tomo.toml``, the project's tomo.toml, the environment.
 
 Precedence, lowest first: built-in defaults < user file (``~/.config/tomo/tomo.toml``) < project file (the first
-``tomo.toml`` found walking up from the working directory) < environment variables. Sections a part does not know
-are kept (``extra="allow"``) so each part can read its own table without this module knowing every part.
+``tomo.toml`` found walking up from the working directory) < environment variables. A table this module does not
+model (``[team]``) is kept as a plain dict (``extra="allow"``) so its part can read and check it without this module
+knowing its shape; but every top-level name a file may use is listed here (:data:`PART_TABLES`), because a misspelt
+key (``modle = ...``, ``[sandboxx]``) that is silently kept means a setting the user believes in and tomo ignores.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from pathlib import Path
@@ -17,6 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tomo.errors import ConfigError
 
 PROJECT_FILE = "tomo.toml"
+
+PART_TABLES: tuple[str, ...] = ("team",)
+"""Top-level tables a part above this module reads for itself (``Settings.section``): allowed by name here,
+checked key by key by their part (``tomo.team.roles.TeamSettings``). A new part's table is added to this list."""
 
 
 def user_config_path() -> Path:
@@ -115,6 +122,41 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror}", hint="check the path and its permissions") from exc
 
 
+def file_keys() -> tuple[str, ...]:
+    """The top-level keys and tables a tomo.toml may hold, sorted: the modelled settings and :data:`PART_TABLES`
+    (``source`` is what tomo records, not something a file sets)."""
+    return tuple(sorted((set(Settings.model_fields) - {"source"}) | set(PART_TABLES)))
+
+
+def check_keys(path: Path, data: dict[str, Any]) -> None:
+    """Refuses a top-level key or table that no part of tomo reads, naming it, the file, and the closest known key.
+
+    Checked per file, before the layers merge, so the error names the file the typo is in rather than every file.
+    """
+    known = file_keys()
+    unknown = [key for key in data if key not in known]
+    if not unknown:
+        return
+    tables = {key for key in unknown if isinstance(data[key], dict)}
+
+    def shown(key: str, as_table: bool) -> str:
+        return f"[{key}]" if as_table else repr(key)
+
+    names = ", ".join(shown(key, key in tables) for key in unknown)
+    guesses = {key: shown(match[0], key in tables) for key in unknown
+               if (match := difflib.get_close_matches(key, known, n=1, cutoff=0.6))}
+    if len(unknown) == 1 and guesses:
+        hint = f"did you mean {guesses[unknown[0]]}? "
+    elif guesses:
+        hint = f"did you mean {', '.join(f'{g} for {shown(k, k in tables)}' for k, g in guesses.items())}? "
+    else:
+        hint = ""
+    kind = "table" if len(tables) == len(unknown) else "key" if not tables else "key or table"
+    plural = {"table": "tables", "key": "keys", "key or table": "keys and tables"}[kind]
+    raise ConfigError(f"{path}: unknown {kind if len(unknown) == 1 else plural} {names}",
+                      hint=f"{hint}a tomo.toml takes {', '.join(known)} (see README, 'Configuration')")
+
+
 def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     """Relative ``[sandbox]`` paths are relative to the file that names them, not to wherever tomo was started."""
     sandbox = data.get("sandbox")
@@ -170,6 +212,7 @@ def load_settings(
         layers.append((str(project), read_toml(project)))
     merged: dict[str, Any] = {}
     for name, data in layers:
+        check_keys(Path(name), data)
         merged = _deep_merge(merged, _anchor_paths(data, Path(name).parent))
     merged = _deep_merge(merged, _env_overrides(env))
     try:

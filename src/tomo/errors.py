@@ -10,6 +10,10 @@ from __future__ import annotations
 class TomoError(Exception):
     """Base class: a message saying what was wrong and a ``hint`` saying how to fix it."""
 
+    exit_code = 2
+    """How ``tomo`` exits on it when no verb decides otherwise: 2, a usage or configuration error (see
+    ``tomo.cli.exit_codes``); a subclass for something outside tomo that failed says 1."""
+
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
@@ -21,6 +25,13 @@ class TomoError(Exception):
 
 class ConfigError(TomoError):
     """tomo.toml, an environment variable or a command-line value is invalid."""
+
+
+class Unavailable(TomoError):
+    """Something outside tomo that a verb needs is not there: a database server that does not answer or refuses the
+    login, a port another process holds. Not a usage error (the command was right; the world was not): exit 1."""
+
+    exit_code = 1
 
 
 class ModelError(TomoError):

@@ -5,6 +5,7 @@ submitted) comes back as the JSON the lab records."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,15 @@ from tomo.lab.peer_mini import model_kwargs
 
 pytest.importorskip("minisweagent", reason="the peer needs the lab extra: pip install -e '.[lab]'")
 
-from conftest import tomo_env
 from models.loopback import Canned, LoopbackServer, openai_body
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def tomo_env() -> dict[str, str]:
+    """This checkout's sources for the child, as tests/conftest.py's run_tomo (whose module is not importable by
+    name: in a whole run, ``conftest`` is whichever folder's was imported last, e.g. tests/assist/conftest.py)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
 
 
 def action(command: str) -> Canned:
@@ -37,6 +45,7 @@ def test_the_peer_runs_its_actions_in_the_copy_and_reports_its_submission(tmp_pa
     assert result["usage"] == {"input_tokens": 22, "output_tokens": 14}
     assert (tmp_path / "note.txt").read_text() == "peer-was-here\n"
     assert sent[0]["model"] == "tiny" and "Leave a note." in sent[0]["messages"][1]["content"]
+    assert sent[0]["max_tokens"] == 4096 and sent[0]["temperature"] == 0.2  # tomo's cap and local temperature
     assert "mswea_bash_command" in sent[0]["messages"][0]["content"]  # mini's own text-mode prompt
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) >= 4
 

@@ -51,7 +51,7 @@ def test_the_engine_ceiling_solves_a_repro_task_and_tomo_says_verified(tmp_path:
     assert record.error == "" and record.solved and record.claim and record.outcome == "verified"
     assert "tests/test_roman.py" in record.diff and "roman.py" in record.diff  # the test first, then the fix
     assert record.exit_code == 0 and '"kind": "turn_ended"' in record.transcript
-    kept = tmp_path / "repro-roman-nines-strict-0"
+    kept = tmp_path / "repro-roman-nines-strict-reference-0"
     assert (kept / "reference.json").is_file() and (kept / "repo" / "_oracle_repro.py").is_file()
 
 

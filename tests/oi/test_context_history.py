@@ -138,16 +138,19 @@ def test_a_log_that_does_not_start_at_the_revision_is_refused(repo: tuple[Path, 
     assert history is None and note is not None and "not read from" in note
 
 
-def test_no_git_gives_no_signal_and_no_error(repo: tuple[Path, dict[str, str]], tmp_path: Path,
+def test_no_git_gives_no_signal_no_error_and_a_note(repo: tuple[Path, dict[str, str]], tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     root, _shas = repo
     plain = tmp_path / "plain"
     shutil.copytree(root, plain, ignore=shutil.ignore_patterns(".git"))
-    assert open_history(_conn(), plain) == (None, None)  # not a checkout: nothing to say
+    history, note = open_history(_conn(), plain)  # not a checkout: asked for, so the note says why there is none
+    assert history is None and note == (f"git history not used: {plain} is not a git checkout (it has no .git); "
+                                        "pass --git-dir DIR with the repository's git directory to read its history")
     history, note = open_history(_conn(), plain, git_dir=tmp_path / "nowhere")
     assert history is None and note is not None and note.startswith("git history not used")
     pack = build(plain, "evict fails in the cache", weights=ON)
-    assert pack.files and pack.notes == []
+    assert pack.files and len(pack.notes) == 1 and "is not a git checkout" in pack.notes[0]
+    assert build(plain, "evict fails in the cache").notes == []  # history not asked for: nothing to say
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # git itself is missing
     history, note = open_history(_conn(), root)
@@ -210,3 +213,23 @@ def test_cli_reads_the_history_of_a_git_dir_up_to_a_revision(repo: tuple[Path, d
     assert "shop/cache.py" not in before["files"][:1] and before["notes"] == []
     broken = pack("--git-dir", str(tmp_path / "nowhere"))
     assert broken["notes"] and broken["notes"][0].startswith("git history not used")
+
+
+def test_cli_history_on_a_tree_that_is_not_a_checkout_says_so_in_one_line(
+        repo: tuple[Path, dict[str, str]], tmp_path: Path,
+        run_tomo: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    root, _shas = repo
+    tree = tmp_path / "tree"
+    shutil.copytree(root, tree, ignore=shutil.ignore_patterns(".git"))
+    task = "The memcached backend times out"
+    why = (f"git history not used: {tree} is not a git checkout (it has no .git); pass --git-dir DIR with the "
+           "repository's git directory to read its history")
+    shown = run_tomo("context-pack", task, "--root", str(tree), "--history")
+    assert shown.returncode == 0, shown.stderr
+    notes = [line for line in shown.stderr.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: {why}"] and "Context pack" in shown.stdout
+    as_json = run_tomo("context-pack", task, "--root", str(tree), "--history", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["notes"] == [why]
+    plain = run_tomo("context-pack", task, "--root", str(tree))  # history not asked for: no note
+    assert "note:" not in plain.stderr

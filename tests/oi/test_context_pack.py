@@ -150,7 +150,7 @@ def test_cli_bad_input_says_what_was_wrong(repo: Path, tmp_path: Path,
     r = run_tomo("context-pack", "   ", "--root", str(repo))
     assert r.returncode == 2 and "task text is empty" in r.stderr
     r = run_tomo("context-pack", "x", "--root", str(tmp_path / "nope"))
-    assert r.returncode == 2 and "not a directory" in r.stderr
+    assert r.returncode == 2 and "nope does not exist" in r.stderr
 
 
 def test_a_test_name_points_at_the_code_under_test(repo: Path) -> None:

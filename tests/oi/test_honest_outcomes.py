@@ -139,7 +139,8 @@ async def test_one_ctrl_c_that_kills_the_only_check_leaves_the_turn_unverified(m
 
 async def test_every_block_says_whether_it_changed_a_file(make_engine, strict, project):
     _, messages, _, _ = await turn(make_engine, strict, project, [RED, say("it fails")])
-    assert messages[2].content.rstrip().endswith("[tomo: this block changed no file]")
+    block, _, after = messages[2].content.partition("\n\n[tomo: the check failed")
+    assert block.rstrip().endswith("[tomo: this block changed no file]") and after  # then the next step (red check)
 
 
 async def test_the_push_back_names_the_context_packs_best_definition(make_engine, strict, project):

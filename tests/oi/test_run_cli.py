@@ -176,3 +176,30 @@ def test_an_unchecked_edit_exits_3_and_says_why_even_without_a_gate(run_tomo, pr
     assert done.returncode == 3 and result["outcome"] == "unverified" and not result["verified"]
     assert result["files_changed"] == ["calc.py"] and "no check ran" in result["reason"]
     assert set(result["usage"]) == {"input_tokens", "output_tokens", "estimated"}
+
+
+def claim_json(run_tomo, project: Path, model: str, *extra: str):
+    done = run_tomo("run", "make the failing test pass", "--model", model, "--root", str(project), "--sandbox",
+                    "strict", "--exec-gate", "--yes", "--json", *extra)
+    return done, json.loads(done.stdout)
+
+
+def test_claim_repro_says_verified_only_after_red_then_green_and_never_keeps_the_turn_open(run_tomo, project,
+                                                                                          tmp_path):
+    """--claim repro: the exec gate keeps the turn open until a passing check ran the fix (as before); "verified"
+    also needs a failing check before the fix, and its absence costs the claim, never a round."""
+    require_bwrap()
+    fixed_blind = script(tmp_path, [FIX, GREEN, say("fixed")], "blind.json")  # no red first: a fix nobody saw fail
+    done, result = claim_json(run_tomo, project, fixed_blind, "--claim", "repro")
+    assert done.returncode == 3 and result["outcome"] == "unverified" and result["rounds"] == 3
+    assert "--claim repro also asks for a failing check before the fix" in result["reason"]
+    assert result["gates"]["repro"]["on"] is False  # judged, not enforced
+    (project / "calc.py").write_text((project / "calc.py").read_text().replace("a + b", "a - b"))
+    seen_red = script(tmp_path, [RED, FIX, GREEN, say("fixed")], "red.json")
+    done, result = claim_json(run_tomo, project, seen_red, "--claim", "repro")
+    assert done.returncode == 0 and result["outcome"] == "verified" and result["verified"] is True
+    (project / "calc.py").write_text((project / "calc.py").read_text().replace("a + b", "a - b"))
+    done, result = claim_json(run_tomo, project, script(tmp_path, [FIX, GREEN, say("fixed")], "exec.json"))
+    assert done.returncode == 0 and result["verified"] is True  # the default claim: exec evidence is enough
+    bad = run_tomo("run", "x", "--model", fixed_blind, "--root", str(project), "--claim", "vibes")
+    assert bad.returncode == 2 and "--claim" in bad.stderr and "exec, repro" in bad.stderr

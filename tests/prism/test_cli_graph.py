@@ -69,7 +69,7 @@ def test_errors_are_messages_with_hints(run_tomo, repo: Path) -> None:  # type: 
     assert "no symbol named `Cart.add_itm`" in out.stderr and "shop.cart.Cart.add_item" in out.stderr
     assert "Traceback" not in out.stderr
     out = run_tomo("graph", "index", "--root", str(repo / "missing"))
-    assert out.returncode == 2 and "not a directory" in out.stderr
+    assert out.returncode == 2 and "missing does not exist" in out.stderr
 
 
 def test_rename_plan_then_apply_with_verify(run_tomo, repo: Path) -> None:  # type: ignore[no-untyped-def]

@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import platform
 import secrets
+import shlex
+import shutil
 import signal
 import socket
+import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +25,10 @@ from pathlib import Path
 import pytest
 from sandbox_support import SMALL, processes_with, require_bwrap
 
-from tomo.sandbox import BubblewrapSandbox, Limits, LocalSandbox
+from tomo.sandbox import BubblewrapSandbox, LocalSandbox
 from tomo.sandbox.cgroup import Cgroups
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 # ---- writing outside the workspace -------------------------------------------------------------------------------
 
@@ -54,26 +60,55 @@ async def test_cannot_write_home(strict: BubblewrapSandbox, repo: Path, monkeypa
     assert list(home.iterdir()) == []
 
 
+# The most privilege code can get without a box: as root, the host as it is; as anyone else, root of a user namespace
+# of its own, with every capability there. bwrap makes that namespace, so it works wherever the strict box does.
+NAMESPACE_ROOT = ("--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--bind", "/", "/",
+                  "--dev-bind", "/dev", "/dev", "--proc", "/proc")
+
+
+def every_way(command: str) -> str:
+    """``command`` as it is, then as root of a user namespace of its own: the attempt at its strongest, whoever runs
+    it. The box gets the same line, so it must stop both."""
+    return f"{command}; {shlex.join(['bwrap', *NAMESPACE_ROOT, 'sh', '-c', command])}"
+
+
 async def unconfined_control(local: LocalSandbox, command: str, ws: Path, succeeded: str) -> None:
-    """Runs ``command`` with nothing confining it and requires ``succeeded`` in its output: only when the attempt
-    works unconfined (as root it does) does its failure in the box prove that the box stopped it. Where it fails
-    unconfined too (not root), the confined case proves nothing, so the test says so and skips."""
-    control = await local.run(command, "shell", ws)
-    if succeeded not in control.output:
-        pytest.skip(f"the attempt fails without a box too ({control.output.strip()[-200:]!r}; uid {os.geteuid()}), "
-                    "so its failure in the box would prove nothing; run as root")
+    """Runs ``command`` (every way, see :func:`every_way`) with nothing confining it and requires ``succeeded`` in its
+    output: only an attempt that works unconfined proves, by failing in the box, that the box stopped it. As root the
+    plain attempt works; without root, the user namespace's capabilities make it work (chroot) -- so the proof needs
+    no root, and a failure here is a failure, never a skip."""
+    control = await local.run(every_way(command), "shell", ws)
+    assert succeeded in control.output, (f"the attempt does not work even unconfined (uid {os.geteuid()}), so its "
+                                         f"failure in the box would prove nothing: {control.output.strip()[-300:]!r}")
 
 
-async def test_cannot_write_root_home(strict: BubblewrapSandbox, local: LocalSandbox, repo: Path) -> None:
-    control = Path("/root", f"tomo-control-{secrets.token_hex(4)}")
+def writable_home(monkeypatch: pytest.MonkeyPatch, spare: Path) -> Path:
+    """A home directory the caller can really write and the box must hide: root's /root, else the caller's own
+    (``~``; a fresh one under ``spare`` when that is not writable, as for a service account)."""
+    if os.geteuid() == 0:
+        return Path("/root")
+    home = Path(os.path.realpath(Path.home()))
+    if home != Path("/") and os.access(home, os.W_OK):
+        return home
+    spare.mkdir()
+    monkeypatch.setenv("HOME", str(spare))
+    return spare
+
+
+async def test_cannot_write_a_home_directory(strict: BubblewrapSandbox, local: LocalSandbox, repo: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The box lays an empty tmpfs over /root and the caller's home. Written unconfined first (root's /root as root,
+    the caller's own home otherwise), so the file's absence after the box's attempt is the box's doing."""
+    home = writable_home(monkeypatch, repo / "home")
+    control = home / f"tomo-control-{secrets.token_hex(4)}"
     try:
         await unconfined_control(local, f"echo pwned > {control} && echo WROTE", repo / "ws", "WROTE")
         assert control.read_text() == "pwned\n"
     finally:
         control.unlink(missing_ok=True)
     name = f"tomo-escape-{secrets.token_hex(4)}"
-    await strict.run(f"echo pwned > /root/{name}", "shell", repo / "ws")
-    assert not Path("/root", name).exists()  # the box's /root is its own (the host's is hidden): nothing reaches it
+    result = await strict.run(every_way(f"echo pwned > {home}/{name}"), "shell", repo / "ws")
+    assert not (home / name).exists(), result.output  # the box's home is its own: nothing reaches the host's
 
 
 async def test_cannot_write_the_repo_above_the_workspace(strict: BubblewrapSandbox, repo: Path) -> None:
@@ -302,22 +337,34 @@ async def test_cannot_setuid_to_root(strict: BubblewrapSandbox, ws: Path) -> Non
 
 
 async def test_cannot_chroot(strict: BubblewrapSandbox, local: LocalSandbox, ws: Path) -> None:
+    """chroot needs CAP_SYS_CHROOT: root has it, and anyone gets it in a user namespace of their own, so the control
+    works for every caller; in the box neither way does (no capabilities, no nested user namespace)."""
     await unconfined_control(local, "chroot / /bin/true && echo CHROOTED", ws, "CHROOTED")
-    result = await strict.run("chroot / /bin/true && echo CHROOTED", "shell", ws)
+    result = await strict.run(every_way("chroot / /bin/true && echo CHROOTED"), "shell", ws)
     assert "CHROOTED" not in result.output
     assert result.exit_code != 0
 
 
 async def test_cannot_mknod(strict: BubblewrapSandbox, local: LocalSandbox, ws: Path) -> None:
-    control_dir = ws / "control"
-    control_dir.mkdir()
-    await unconfined_control(local, "mknod ./control/mem c 1 1 && mknod ./control/sda b 8 0 && echo MADE", ws, "MADE")
-    assert (control_dir / "mem").is_char_device() and (control_dir / "sda").is_block_device()
-    for node in control_dir.iterdir():
-        node.unlink()
-    result = await strict.run("mknod ./mem c 1 1 && echo MADE; mknod ./sda b 8 0 && echo MADE", "shell", ws)
+    """A device node (kernel memory, a disk) needs CAP_MKNOD in the host's own user namespace, which only root holds.
+    The box is tried first, whoever runs the test. As root, the control then makes the nodes unconfined, so the box's
+    refusal is the box's. Without root the kernel refuses them to the caller even with a user namespace's every
+    capability, and the box, started by the caller (bwrap not setuid), can hold no more: that is proven instead."""
+    attempt = "mknod ./{d}/mem c 1 1 && echo MADE; mknod ./{d}/sda b 8 0 && echo MADE"
+    (ws / "box").mkdir()
+    result = await strict.run(every_way(attempt.format(d="box")), "shell", ws)
     assert "MADE" not in result.output
-    assert not (ws / "mem").exists() and not (ws / "sda").exists()
+    assert list((ws / "box").iterdir()) == []
+    (ws / "control").mkdir()
+    if os.geteuid() == 0:
+        await unconfined_control(local, attempt.format(d="control"), ws, "MADE")
+        assert (ws / "control" / "mem").is_char_device() and (ws / "control" / "sda").is_block_device()
+        return
+    control = await local.run(every_way(attempt.format(d="control")), "shell", ws)
+    assert "MADE" not in control.output and control.output.count("Operation not permitted") == 4, control.output
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None and not os.stat(bwrap).st_mode & stat.S_ISUID, (
+        f"{bwrap} is setuid: the box starts with root's privileges, which only a run as root can show it drops")
 
 
 async def test_no_block_devices_or_kernel_memory(strict: BubblewrapSandbox, ws: Path) -> None:
@@ -514,22 +561,29 @@ async def test_output_cap_keeps_head_and_tail(strict: BubblewrapSandbox, ws: Pat
     assert any(line.startswith("[output cut:") for line in lines)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the premise concerns a box started by root")
 def test_premise_without_unshare_user_root_can_remount(repo: Path) -> None:
     """Why the flag set is mandatory: the same box without --unshare-user, started by root, turns a read-only bind
-    back to read-write and writes through it (aimed at a scratch directory, so no real file is touched)."""
+    back to read-write and writes through it (aimed at a scratch directory, so no real file is touched); tomo's box,
+    started the same way, cannot. Without root, "started by root" is started by root of a user namespace of the
+    caller's own (NAMESPACE_ROOT): the capabilities that make the remount work are the same, only scoped to it."""
     require_bwrap()
     target = repo / "ws"
-    argv = ["bwrap", "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--ro-bind", str(target), str(target), "sh", "-c",
+    as_root = [] if os.geteuid() == 0 else ["bwrap", *NAMESPACE_ROOT]
+    argv = [*as_root, "bwrap", "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "--dev",
+            "/dev", "--proc", "/proc", "--ro-bind", str(target), str(target), "sh", "-c",
             f"mount -o remount,bind,rw {target} && echo escaped > {target}/proof"]
-    subprocess.run(argv, capture_output=True, timeout=30)
-    assert (target / "proof").read_text() == "escaped\n"
-    strict_box = BubblewrapSandbox(Limits(timeout_s=10))
+    premise = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert (target / "proof").read_text() == "escaped\n", premise.stderr
     (target / "proof").unlink()
-    result = strict_box.run_sync(f"mount -o remount,bind,rw {target}; echo escaped > {target}/../proof2", "shell",
-                                 target)
-    assert result.exit_code != 0 and not (repo / "proof2").exists()
+    box = (f"from pathlib import Path\nfrom tomo.sandbox import BubblewrapSandbox, Limits\n"
+           f"r = BubblewrapSandbox(Limits(timeout_s=10)).run_sync("
+           f"'mount -o remount,bind,rw {target}; echo escaped > {target}/../proof2', 'shell', Path('{target}'))\n"
+           "print('exit', r.exit_code)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([*as_root, sys.executable, "-c", box], capture_output=True, text=True, timeout=60,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] != ["exit", "0"] and not (repo / "proof2").exists(), result.stdout
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="tomo's seccomp table is for x86-64 only")

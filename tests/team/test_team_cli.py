@@ -89,6 +89,25 @@ def test_errors_are_clear_and_write_nothing(tmp_path: Path, run_tomo: Run) -> No
     assert listed == []
 
 
+def test_a_role_the_graph_lacks_is_refused_before_any_work(tmp_path: Path, run_tomo: Run) -> None:
+    """Issue 28: `--roles implementor=...` was never looked up (no worker has that role), so the job ran the
+    implementer on the primary model. Refused now, naming the role, the near one and the roles there are, with no
+    store written and no model asked."""
+    planner = script(tmp_path, "planner", reply("plan"))
+    done = run_tomo("team", "go", "--roles", f"planner={planner},implementor=deep", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "--roles names a role no worker of this job has: 'implementor'" in done.stderr
+    assert "did you mean implementer?" in done.stderr
+    assert "the roles here are planner, implementer, tester, reviewer" in done.stderr
+    assert not (tmp_path / ".tomo").exists() and "Traceback" not in done.stderr
+    made = run_tomo("team", "go", "--stages", "plan:planner", "--roles", f"planner={planner}", "--job-id", "r1",
+                    cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    resumed = run_tomo("team", "resume", "r1", "--roles", "planner=fast,reviewer=deep", cwd=tmp_path)
+    assert resumed.returncode == 2 and "no worker of this job has: 'reviewer' (stages: plan:planner)" \
+        in resumed.stderr, resumed.stderr
+
+
 def test_live_progress_draws_a_table_on_a_terminal() -> None:
     console = Console(force_terminal=True, width=120, record=True, color_system=None)
     progress = TeamProgress(console)

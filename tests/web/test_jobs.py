@@ -98,3 +98,58 @@ def test_a_job_run_with_tomo_team_shows_up(tmp_path: Path, run_tomo: Any, serve:
     assert job["status"] == "complete" and job["stages"][0]["workers"][0]["output"] == "Plan: one flag."
     assert (job["input_tokens"], job["output_tokens"]) == (40, 9)
     store.close()
+
+
+def test_a_job_id_in_two_workspaces_never_reaches_the_wrong_one(store: ConsoleStore, tmp_path: Path, serve: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workspaces of one tenant, each with its own job store, both hold a job "fix-login" (ids are unique per
+    store only). Asked without a workspace the console names both and shows neither (409); asked with one it shows
+    that one's; a job id of workspace A asked for in workspace B is not there (404), and neither is B's job in A."""
+    monkeypatch.delenv("TOMO_DB", raising=False)
+    store.add_user("ann@acme.example", PASSWORD, "acme")
+    front, back = tmp_path / "front", tmp_path / "back"
+    for ws in (front, back):
+        ws.mkdir()
+    ws_front = store.add_workspace("acme", front)
+    ws_back = store.add_workspace("acme", back)
+    write_job(front, "fix-login", "fix the login form", "front's change")
+    write_job(back, "fix-login", "fix the login endpoint", "back's change")
+    write_job(front, "only-front", "restyle the header", "front only")
+    model = ScriptedModel([
+        {"tool_calls": [{"name": "show_job", "args": {"job_id": "fix-login"}},
+                        {"name": "show_job", "args": {"job_id": "fix-login", "workspace": "back"}}]},
+        {"content": "done"},
+    ])
+    server = serve(store, model_factory=lambda: model)
+    with server.client() as client:
+        csrf = login(client, "ann@acme.example")
+        listed = client.get("/v1/web/jobs").json()["jobs"]
+        assert sorted((j["job_id"], j["workspace"], j["workspace_id"]) for j in listed) == [
+            ("fix-login", "back", ws_back.id), ("fix-login", "front", ws_front.id),
+            ("only-front", "front", ws_front.id)]
+
+        both = client.get("/v1/web/jobs/fix-login")
+        assert both.status_code == 409
+        assert "2 of your workspaces (back, front)" in both.json()["detail"] and "change" not in both.text
+
+        def output(job: dict[str, Any]) -> str:
+            return str(job["stages"][1]["workers"][0]["output"])
+
+        for ws, text in ((ws_front, "front's change"), (ws_back, "back's change")):
+            for name in (ws.name, str(ws.id)):
+                shown = client.get("/v1/web/jobs/fix-login", params={"workspace": name})
+                assert shown.status_code == 200 and output(shown.json()) == text
+                assert shown.json()["workspace_id"] == ws.id
+        assert client.get("/v1/web/jobs/only-front").status_code == 200  # one match needs no workspace
+        crossed = client.get("/v1/web/jobs/only-front", params={"workspace": "back"})
+        assert crossed.status_code == 404 and "front only" not in crossed.text
+        assert client.get("/v1/web/jobs/only-front", params={"workspace": str(ws_back.id)}).status_code == 404
+
+        page = client.get("/").text
+        assert f'data-job-id="fix-login" data-workspace-id="{ws_front.id}"' in page
+        assert f'data-job-id="fix-login" data-workspace-id="{ws_back.id}"' in page
+        sse(client.post("/v1/web/assistant", json={"message": "show fix-login"}, headers={"X-CSRF-Token": csrf}).text)
+    unqualified, qualified = model.sent[1][-2], model.sent[1][-1]
+    assert unqualified.is_error and "2 of your workspaces" in unqualified.content
+    assert "change" not in unqualified.content
+    assert "back's change" in qualified.content and "front's change" not in qualified.content

@@ -4,6 +4,7 @@ and on PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -16,8 +17,8 @@ from web_support import PASSWORD, login
 
 from tomo.models.scripted import ScriptedModel
 from tomo.store.console import ConsoleStore, sessions
+from tomo.web.app import LoginLimits
 from tomo.web.auth import COOKIE, require_caller
-from tomo.web.state import LoginLimits
 
 PUBLIC = {("POST", "/v1/web/login")}
 
@@ -191,3 +192,49 @@ def test_the_page_shows_data_as_text(store: ConsoleStore, tmp_path: Path, serve:
         assert "script-src 'self'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY" and page.headers["x-content-type-options"] == "nosniff"
         assert client.get("/v1/web/workspaces").headers["cache-control"] == "no-store"
+
+
+def test_the_account_verbs_reach_live_sessions(world: SimpleNamespace, store_url: str, serve: Any,
+                                               run_tomo: Any) -> None:
+    """`tomo users revoke/set-password/remove/unlock`, run from the shell against the store a running console
+    uses: a revoked, reset or removed person's cookie answers 401 on its next request, and an unlocked person's
+    right password works at once instead of 429."""
+    server = serve(world.store)
+
+    def users(*args: str, stdin: str | None = None) -> Any:
+        done = run_tomo("users", *args, "--db", store_url, "--json", input=stdin, env={"TOMO_DB": ""})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    with server.client() as laptop, server.client() as phone, server.client() as bob:
+        login(laptop, "ann@acme.example")
+        login(phone, "ann@acme.example")
+        login(bob, "bob@bolt.example")
+        assert users("revoke", "ann@acme.example") == {"email": "ann@acme.example", "sessions_ended": 2}
+        for client in (laptop, phone):
+            assert client.get("/v1/web/me").status_code == 401
+            assert client.get("/v1/web/jobs").status_code == 401
+        assert bob.get("/v1/web/me").status_code == 200  # only hers
+
+        for _ in range(LoginLimits().per_email):
+            wrong = laptop.post("/v1/web/login", json={"email": "ann@acme.example", "password": "not-hers!"})
+            assert wrong.status_code == 401
+        assert laptop.post("/v1/web/login", json={"email": "ann@acme.example", "password": PASSWORD}).status_code \
+            == 429
+        [ann] = [u for u in users("list") if u["email"] == "ann@acme.example"]
+        assert ann["failed_logins"] == LoginLimits().per_email and ann["locked_until"] > time.time()
+        assert users("unlock", "ann@acme.example")["failed_logins_forgotten"] == LoginLimits().per_email
+        login(laptop, "ann@acme.example")  # the right password, at once
+
+        assert users("set-password", "ann@acme.example", "--password-stdin",
+                     stdin="a brand new password\n")["sessions_ended"] == 1
+        assert laptop.get("/v1/web/me").status_code == 401
+        assert phone.post("/v1/web/login", json={"email": "ann@acme.example", "password": PASSWORD}).status_code \
+            == 401
+        login(phone, "ann@acme.example", "a brand new password")
+
+        assert users("remove", "ann@acme.example")["sessions_ended"] == 1
+        assert phone.get("/v1/web/me").status_code == 401
+        assert phone.post("/v1/web/login", json={"email": "ann@acme.example",
+                                                 "password": "a brand new password"}).status_code == 401
+        assert bob.get("/v1/web/me").status_code == 200

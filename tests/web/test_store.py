@@ -3,6 +3,7 @@ one repository to one tenant, and every read of a tenant's rows filtered by the 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from sqlalchemy import select
 from web_support import PASSWORD
 
 from tomo.errors import ConfigError
-from tomo.store.console import ConsoleStore, hash_token, sessions, users
+from tomo.store.console import Access, ConsoleStore, LoginLimits, email_key, hash_token, sessions, users
 
 
 def test_passwords_and_session_tokens_are_stored_as_hashes(store: ConsoleStore) -> None:
@@ -70,3 +71,54 @@ def test_conversations_are_read_by_tenant_and_user(store: ConsoleStore) -> None:
     assert [c.id for c in store.conversations(acme, ann.id)] == [conv.id]
     [message] = store.messages(conv.id)
     assert (message.role, message.content, message.data) == ("user", "hello", {"n": 1})
+
+
+def test_accounts_can_be_unlocked_reset_revoked_and_removed(store: ConsoleStore) -> None:
+    """The account verbs on the real store: each names an unknown user as such, and each ends exactly the sessions
+    it says it ends."""
+    ann = store.add_user("ann@acme.example", PASSWORD, "acme")
+    bob = store.add_user("bob@acme.example", PASSWORD, "acme")
+    acme = ann.tenants[0]
+    for verb in (store.unlock, store.revoke_sessions, store.remove_user, store.require_user,
+                 lambda e: store.set_password(e, PASSWORD)):
+        with pytest.raises(ConfigError, match=r"there is no user 'nobody@acme\.example'"):
+            verb("Nobody@acme.example")
+
+    first, _ = store.create_session(ann, acme, ttl_s=60)
+    second, _ = store.create_session(ann, acme, ttl_s=60)
+    bobs, _ = store.create_session(bob, acme, ttl_s=60)
+    assert store.revoke_sessions("ANN@acme.example") == 2
+    assert store.session(first) is None and store.session(second) is None
+    assert store.session(bobs) is not None  # only hers
+
+    limits = LoginLimits(per_email=3, window_s=600)
+    for _ in range(3):
+        store.record_failure(email_key("ann@acme.example"), "address:10.0.0.1")
+    access = store.access(limits)
+    assert access[ann.id].failed_logins == 3 and access[ann.id].locked_until is not None
+    assert access[ann.id].locked_until > time.time() + 590 and access[bob.id] == Access(1, 0, None)
+    assert store.unlock("ann@acme.example") == 3
+    assert store.access(limits)[ann.id] == Access(0, 0, None)
+    assert store.recent_failures("address:10.0.0.1", 600)[0] == 3  # unlocking a person frees the person only
+    assert store.unlock("ann@acme.example") == 0
+
+    kept, _ = store.create_session(ann, acme, ttl_s=60)
+    store.record_failure(email_key("ann@acme.example"))
+    with pytest.raises(ConfigError, match="shorter than 8"):
+        store.set_password("ann@acme.example", "short")
+    assert store.session(kept) is not None  # a refused change changes nothing
+    assert store.set_password("ann@acme.example", "a brand new password") == 1
+    assert store.session(kept) is None and store.access(limits)[ann.id].failed_logins == 0
+    assert store.check_password("ann@acme.example", PASSWORD) is None
+    assert store.check_password("ann@acme.example", "a brand new password") == store.user("ann@acme.example")
+
+    last, _ = store.create_session(ann, acme, ttl_s=60)
+    conv = store.create_conversation(acme.id, ann.id, "ann's")
+    store.add_message(conv.id, "user", "hello")
+    assert store.remove_user("ann@acme.example") == 1
+    assert store.session(last) is None and store.user("ann@acme.example") is None
+    assert store.check_password("ann@acme.example", "a brand new password") is None
+    assert store.conversation(acme.id, ann.id, conv.id) is None and store.messages(conv.id) == []
+    assert [u.email for u in store.list_users()] == ["bob@acme.example"] and store.session(bobs) is not None
+    with pytest.raises(ConfigError, match="there is no user"):
+        store.remove_user("ann@acme.example")

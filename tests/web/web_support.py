@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,6 +18,15 @@ from tomo.store.db import connect, default_url
 from tomo.store.jobs import JobStore, NewStage, NewWorker
 
 PASSWORD = "correct horse battery"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def tomo_process(*args: str, **env: str) -> subprocess.Popen[str]:
+    """``tomo ARGS`` from this checkout's sources, running on (for a verb that does not end by itself: serve)."""
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+               **env}
+    return subprocess.Popen([sys.executable, "-m", "tomo", *args], env=environ, text=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def free_port() -> int:

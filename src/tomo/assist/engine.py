@@ -294,6 +294,14 @@ async def run_verify(command: str, root: Path, timeout_s: float, sink: Sink) -> 
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a test runner's children too
         out, _ = await proc.communicate()
+    except BaseException:
+        # Cancelled (Ctrl-C under asyncio.run) or failing: the check has a session of its own, so a terminal's Ctrl-C
+        # never reaches it. Kill its group and reap it while the loop still runs, or it outlives tomo and its pipe is
+        # closed on a closed loop at exit ("RuntimeError: Event loop is closed", issue 28).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.communicate()
+        raise
     seconds = time.perf_counter() - started
     code = proc.returncode if proc.returncode is not None else -1
     sink.emit(CodeRan("shell", code, seconds, timed_out))

@@ -1,6 +1,7 @@
 """The `tomo` command. Each part registers its verbs from its own module; this file only assembles them.
 
-Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits 2.
+Errors: a :class:`~tomo.errors.TomoError` is printed as its message and hint (no traceback) and exits with its
+``exit_code``: 2 (a usage or configuration error) unless it says otherwise (1 for :class:`~tomo.errors.Unavailable`).
 
 Start-up: a verb's module is imported only when that verb runs (or its own ``--help`` is asked for), so
 ``tomo graph refs`` does not pay for the assistant, the gateway, the MCP SDK or sqlalchemy. :data:`VERBS` names the
@@ -15,6 +16,7 @@ import functools
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
@@ -59,7 +61,10 @@ import typer  # noqa: E402
 from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
 from tomo import __version__  # noqa: E402
-from tomo.errors import TomoError  # noqa: E402
+from tomo.cli import help_names  # noqa: E402
+from tomo.errors import ConfigError, TomoError  # noqa: E402
+
+help_names.install()  # help names values (TASK, --root DIR), not typer's type labels (<str>, {task})
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,13 +88,13 @@ VERBS: dict[str, tuple[str, str]] = {
     "serve": ("serve_cmd", "Run the web console (jobs, workspaces and the assistant) for the people of a team."),
     "graph": ("graph_cmd", "Code graph: index a repository, find symbols, references, callers; plan and apply "
                            "renames."),
+    "lab": ("lab_cmd", "Measure models and variants on a suite of tasks judged by their own oracles; report with "
+                       "intervals and paired tests; bless."),
     "models": ("models_cmd", "Show the detected default model, the measured (blessed) list, the tier table, which "
                              "providers answer, and local servers' models; list and serve the packaged local "
                              "models."),
     "users": ("serve_cmd", "Manage the people who may log in to the console."),
     "workspaces": ("serve_cmd", "Register repositories to a tenant for the console."),
-    "lab": ("lab_cmd", "Measure models and variants on a suite of tasks judged by their own oracles; report with "
-                       "intervals and paired tests; bless."),
     "team": ("team_cmd", "Run a task graph of roles (planner, researcher, implementer, tester, reviewer) that "
                          "checkpoints every worker and resumes after a crash."),
 }
@@ -124,7 +129,10 @@ class LazyGroup(TyperGroup):
             _register()  # a verb some module registers but VERBS does not name yet
             self._adopt()
         cmd = self.commands.get(cmd_name)
-        return None if isinstance(cmd, _Listed) else cmd
+        if cmd is None or isinstance(cmd, _Listed):
+            return None
+        _check_roots_of(cmd)
+        return cmd
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
@@ -152,8 +160,28 @@ app = typer.Typer(
 )
 
 
+def installed_version() -> str:
+    """The version pip installed (the package's metadata), else the source's own when tomo runs from a tree that was
+    never installed (``PYTHONPATH=src``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tomo")
+    except PackageNotFoundError:
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tomo {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: bool = typer.Option(False, "--version", is_eager=True, expose_value=False, callback=_print_version,
+                                  help="Print tomo's version and exit."),
+) -> None:
     # A callback keeps `app` a group while `version` is the only command registered (before any verb is loaded).
     pass
 
@@ -161,7 +189,34 @@ def _root() -> None:
 @app.command()
 def version() -> None:
     """Print tomo's version."""
-    typer.echo(__version__)
+    typer.echo(installed_version())
+
+
+def check_root(root: Path) -> Path:
+    """``--root`` as every verb takes it: an existing directory, else a usage error in one line that names the path
+    and why. Checked while the command line is parsed (:func:`_check_roots_of`), before a verb loads a setting,
+    opens an index or starts a model, so every verb says the same thing and exits 2 (``tomo exec``: 125, as all of
+    its own failures)."""
+    if not root.exists():
+        raise ConfigError(f"--root {root} does not exist: pass the project's directory (default: the current one)")
+    if not root.is_dir():
+        raise ConfigError(f"--root {root} is not a directory: pass the project's directory, not a file in it")
+    return root
+
+
+def _root_given(ctx: Any, param: Any, value: Any) -> Any:
+    if value is not None and not ctx.resilient_parsing:  # resilient: shell completion, which must not fail
+        check_root(Path(value))
+    return value
+
+
+def _check_roots_of(command: Any) -> None:
+    """Give every ``--root`` option of ``command`` (and of its sub-commands) the one check, :func:`check_root`."""
+    for param in getattr(command, "params", ()):
+        if "--root" in getattr(param, "opts", ()) and param.callback is None:
+            param.callback = _root_given
+    for sub in getattr(command, "commands", {}).values():
+        _check_roots_of(sub)
 
 
 @functools.cache
@@ -224,4 +279,4 @@ def main() -> None:
         app()
     except TomoError as exc:
         report_error(exc)
-        sys.exit(2)
+        sys.exit(exc.exit_code)

@@ -11,6 +11,7 @@ from tomo.assist import AssistOptions, Session, run_sync
 from tomo.assist.engine import Summary
 from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
+from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import esc
 from tomo.config import load_settings
@@ -41,19 +42,20 @@ def resolve_model(spec: str | None, root: Path | None = None, sink: Sink | None 
 @app.command("assist")
 def assist_cmd(
     task: str = typer.Argument(..., help='What to do, e.g. "rename OrderLine.total to subtotal everywhere".'),
-    model: str | None = typer.Option(None, "--model", help="Model spec (ollama:NAME, claude:NAME, openai:NAME, "
-                                                            "scripted:PATH); default: detected."),
-    root: Path = typer.Option(Path("."), "--root", help="Repository root (default: current directory)."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC", help=model_help()),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR", help="Repository root (default: current directory)."),
     apply: bool = typer.Option(False, "--apply", help="Write the confirmed edits of the plan the model chose."),
     apply_ambiguous: bool = typer.Option(False, "--apply-ambiguous",
                                          help="Also write the ambiguous edits (implies --apply)."),
-    verify: str | None = typer.Option(None, "--verify", help="Command run in ROOT after writing, e.g. "
-                                                             "'python -m pytest -q'; failing rolls the edits back."),
+    verify: str | None = typer.Option(None, "--verify", metavar="CMD",
+                                      help="Command run in DIR after writing, e.g. 'python -m pytest -q'; failing "
+                                           "rolls the edits back."),
     keep: bool = typer.Option(False, "--keep", help="Keep the edits even when --verify fails."),
-    max_turns: int = typer.Option(20, "--max-turns", min=1, help="Stop the model after this many steps."),
+    max_turns: int = typer.Option(20, "--max-turns", min=1, metavar="N", help="Stop the model after this many steps."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (summary and every payload)."),
     transcript: Path | None = typer.Option(
-        None, "--transcript", help="Also write every event to this JSONL file (show it again with tomo replay)."
+        None, "--transcript", metavar="FILE",
+        help="Also write every event to this JSONL file (show it again with tomo replay)."
     ),
 ) -> None:
     """Do a code-graph task with a model: it only calls graph operations and reads receipts; edits apply by handle.

@@ -42,23 +42,25 @@ def read_task(arg: str) -> str:
 @app.command("context-pack", no_args_is_help=True)
 def context_pack(
     task: str = typer.Argument(help="The task text, or @FILE to read it from a file (@- for stdin)."),
-    root: Path = typer.Option(Path("."), "--root", help="Repository root (default: current directory)."),
-    lsp: str = typer.Option(None, "--lsp", help='A language server command for extra evidence, e.g. "pylsp".'),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR", help="Repository root (default: current directory)."),
+    lsp: str = typer.Option(None, "--lsp", metavar="CMD",
+                            help='A language server command for extra evidence, e.g. "pylsp".'),
     as_json: bool = typer.Option(False, "--json", help="Print files, tests, symbols and the preamble as JSON."),
-    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=100, help="Token budget of the preamble."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=100, metavar="TOKENS",
+                               help="Token budget of the preamble."),
     history: bool = typer.Option(False, "--history", help="Add the git history as a signal: files touched by past "
                                  "commits whose messages match the task (off by default: it did not pay on held-out "
                                  "tasks)."),
-    git_dir: Path = typer.Option(None, "--git-dir", help="With --history: the repository's git directory when ROOT is "
-                                 "not a checkout (default: ROOT/.git if present)."),
-    git_rev: str = typer.Option(None, "--git-rev", help="With --history: read the history up to this commit "
-                                "(default: HEAD)."),
+    git_dir: Path = typer.Option(None, "--git-dir", metavar="DIR",
+                                 help="With --history: the repository's git directory when --root is "
+                                      "not a checkout (default: its .git if present)."),
+    git_rev: str = typer.Option(None, "--git-rev", metavar="REV",
+                                help="With --history: read the history up to this commit "
+                                     "(default: HEAD)."),
 ) -> None:
     """Find the code TASK is about (anchors in the code graph, then BM25) and print the preamble for a model."""
     text = read_task(task)
     weights = Weights(history=HISTORY_WEIGHT) if history or git_dir is not None or git_rev is not None else Weights()
-    if not root.is_dir():
-        raise ConfigError(f"--root {root} is not a directory", hint="pass --root DIR with the repository to search")
     if as_json or not err.is_terminal:
         pack = build(root, text, lsp=lsp, budget_tokens=budget, git_dir=git_dir, git_rev=git_rev, weights=weights)
     else:

@@ -78,6 +78,12 @@ def demo(
             for problem in problems:
                 console.print(f"[bold red]demo did not go as recorded:[/] {esc(problem)}")
             raise typer.Exit(1)
+    except KeyboardInterrupt:
+        # typer turns Ctrl-C into a silent exit 130; say what happened to the copies, in one line, and nothing else
+        where = f"kept in {workdir}" if keep_dir else "removed"
+        rich_console(stderr=True, highlight=False).print(
+            text(f"interrupted (Ctrl-C); the demo worked on a temporary copy of the example, {where}"), soft_wrap=True)
+        raise typer.Exit(130) from None
     finally:
         if not keep_dir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -9,9 +9,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer._click.exceptions import UsageError  # typer 0.29's own click (pinned in pyproject)
+from typer.core import TyperCommand
 
 from tomo.cli import app, report_error
 from tomo.cli.safe import visible
@@ -23,24 +25,47 @@ if TYPE_CHECKING:
     from tomo.sandbox import Limits, Sandbox
 
 
+TOMO_FAILED = 125
+
+
+class _OwnFailures(TyperCommand):
+    """``tomo exec``'s own failures exit 125, those found while its command line is parsed too: a bad option, a
+    missing COMMAND, a bad ``--root``. Only the command's own exit codes are its own, as with ``timeout`` and
+    ``env``; a script reads 125 as "tomo failed, the command did not run"."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            exc.exit_code = TOMO_FAILED
+            raise
+        except TomoError as exc:
+            report_error(exc)
+            raise typer.Exit(TOMO_FAILED) from exc
+
+
 @app.command(
     "exec",
+    cls=_OwnFailures,
     context_settings={"allow_interspersed_args": False},
     no_args_is_help=True,
 )
 def exec_(
     command: list[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
     sandbox: str = typer.Option(
-        None, "--sandbox", "-s", help="strict (bubblewrap) or local (unconfined); default: \\[sandbox] kind, else auto."
+        None, "--sandbox", "-s", metavar="KIND",
+        help="strict (bubblewrap) or local (unconfined); default: sandbox.kind in tomo.toml, else auto."
     ),
-    root: Path = typer.Option(Path("."), "--root", "-C", help="The workspace: the only directory the box can write."),
-    timeout: float = typer.Option(None, "--timeout", "-t", help="Wall-clock seconds before the whole tree is killed."),
+    root: Path = typer.Option(Path("."), "--root", "-C", metavar="DIR",
+                              help="The workspace: the only directory the box can write."),
+    timeout: float = typer.Option(None, "--timeout", "-t", metavar="SECONDS",
+                                  help="Wall-clock seconds before the whole tree is killed."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON instead of streaming the output."),
 ) -> None:
     """Run COMMAND in the sandbox with --root as its workspace; exit with its exit code (124 on timeout).
 
-    tomo's own failures (no bubblewrap, a bad option or setting) exit 125, like coreutils' timeout and env, so a
-    script can tell them from the command's own exit codes.
+    Every failure of tomo's own exits 125, like coreutils' timeout and env, so a script can tell it from the
+    command's own exit codes: a bad option or --root (where other verbs exit 2), no bubblewrap, a bad setting.
 
     Example: tomo exec --root . --timeout 10 -- python -c "print('hi')"
     """
@@ -49,9 +74,6 @@ def exec_(
     except TomoError as exc:
         report_error(exc)
         raise typer.Exit(TOMO_FAILED) from exc
-
-
-TOMO_FAILED = 125
 
 
 def _piped_stdin() -> int | None:

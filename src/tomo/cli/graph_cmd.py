@@ -30,7 +30,7 @@ graph_app = typer.Typer(
     no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 
-RootOpt = typer.Option(Path("."), "--root", help="Repository root (default: current directory).")
+RootOpt = typer.Option(Path("."), "--root", metavar="DIR", help="Repository root (default: current directory).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
 SymbolArg = typer.Argument(help="A qualified name (pkg.mod.Class.method), a unique dotted suffix, or path:line[:col].")
 NewArg = typer.Argument(help="The new name (a Python identifier).")
@@ -76,10 +76,11 @@ def _conf(c: str) -> Cell:
 @graph_app.command("index")
 def index_cmd(root: Path = RootOpt, as_json: bool = JsonOpt,
               verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each phase's time."),
-              seed: Path | None = typer.Option(None, "--seed", help="When ROOT has no index yet, start from this "
-                                               "directory's (another checkout or worktree of the same repository): "
-                                               "only the files that differ are parsed.")) -> None:
-    """Build or refresh the index (ROOT/.tomo/index.sqlite): only changed files are parsed."""
+              seed: Path | None = typer.Option(None, "--seed", metavar="DIR",
+                                               help="When --root has no index yet, start from this directory's "
+                                                    "(another checkout or worktree of the same repository): only "
+                                                    "the files that differ are parsed.")) -> None:
+    """Build or refresh the index (.tomo/index.sqlite in --root): only changed files are parsed."""
     t0 = time.perf_counter()
     if seed is not None and not seed.is_dir():
         raise PrismError(f"--seed {seed} is not a directory", hint="pass the root of a checkout tomo has indexed")
@@ -141,7 +142,7 @@ def _print_stats(stats: IndexStats, seconds: float) -> None:
 @graph_app.command("symbols")
 def symbols_cmd(query: str = typer.Argument(help="Name, qualified name or part of one."), root: Path = RootOpt,
                 as_json: bool = JsonOpt,
-                limit: int = typer.Option(50, help="Show at most this many.")) -> None:
+                limit: int = typer.Option(50, metavar="N", help="Show at most this many.")) -> None:
     """Find definitions by qualified name, dotted suffix or part of the name."""
     with _open(root) as g:
         found = g.find_symbol(query, limit=limit)
@@ -212,7 +213,7 @@ def callees_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = J
 
 @graph_app.command("impact")
 def impact_cmd(symbol: str = SymbolArg, root: Path = RootOpt, as_json: bool = JsonOpt,
-               depth: int = typer.Option(4, help="How many caller levels to follow.")) -> None:
+               depth: int = typer.Option(4, metavar="N", help="How many caller levels to follow.")) -> None:
     """What may break if SYMBOL changes: transitive callers and importers, tests marked."""
     with _open(root) as g:
         items = g.impact(symbol, max_depth=depth)
@@ -266,7 +267,8 @@ def rename_cmd(symbol: str = SymbolArg, new: str = NewArg, root: Path = RootOpt,
                ambiguous: bool = typer.Option(False, "--ambiguous", "--apply-ambiguous",
                                               help="Also apply the ambiguous edits."),
                force: bool = typer.Option(False, "--force", help="Apply even when the plan reports conflicts."),
-               verify: str = typer.Option("", "--verify", help="Command to run after applying, e.g. 'pytest -q'.")
+               verify: str = typer.Option("", "--verify", metavar="CMD",
+                                          help="Command to run after applying, e.g. 'pytest -q'.")
                ) -> None:
     """Rename SYMBOL to NEW: with --apply, write confirmed edits atomically, then run --verify CMD."""
     console = stdout_console()

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from tomo.cli import app
+from tomo.cli.help_names import MODEL_SPECS
 from tomo.cli.rows import print_rows, rich_console, say
 from tomo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tomo.lab.records import LabStore, RunRecord
+    from tomo.lab.runner import Job, RunSettings
+    from tomo.lab.suite import Suite
 
 lab_app = typer.Typer(add_completion=False, help="Measure models and variants on a suite of tasks judged by their "
                                                  "own oracles; report with intervals and paired tests; bless.")
@@ -45,8 +53,9 @@ def tasks_command(
 def run_command(
     suite: str = typer.Argument(..., metavar="SUITE", help="A bundled suite (small, heldout) or a suite directory."),
     model: list[str] = typer.Option(..., "--model", metavar="SPEC",
-                                    help="A model spec (repeat for several); 'reference' is the engine ceiling: a "
-                                         "scripted model replaying each task's reference solution."),
+                                    help=f"A model spec ({MODEL_SPECS}; repeat for several), or 'reference': the "
+                                         "engine ceiling, a scripted model replaying each task's reference "
+                                         "solution."),
     variant: list[str] = typer.Option(["strict"], "--variant", metavar="NAME[=FLAGS]",
                                       help="NAME=\"run --exec-gate ...\" (repeat for several), or a preset: plain, "
                                            "gated, strict, oi-strict, mini (the mini-swe-agent peer)."),
@@ -56,22 +65,27 @@ def run_command(
     repeats: int = typer.Option(1, "--repeats", min=1, help="Runs of each (task, variant, model)."),
     db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
     timeout: float = typer.Option(900.0, "--timeout", metavar="SECONDS", help="Wall time one run may take."),
-    parallel: int = typer.Option(1, "--parallel", min=1,
-                                 help="Runs at once (a local model server answers one request at a time: keep 1)."),
+    parallel: int = typer.Option(None, "--parallel", min=1,
+                                 help="Runs at once (default 1: a local model server answers one request at a time). "
+                                      "With --distributed: runs at once in each serving process."),
     keep: Path = typer.Option(None, "--keep", metavar="DIR", help="Keep each run's copy and transcript under DIR."),
     mini_steps: int = typer.Option(30, "--mini-steps", min=1, help="Step limit of the mini-swe-agent peer."),
     as_json: bool = typer.Option(False, "--json", help="Print the new records as JSON lines."),
+    distributed: bool = typer.Option(False, "--distributed",
+                                     help="Queue the unrecorded runs on DBOS for `tomo lab worker --db` processes "
+                                          "(this one serves too) and wait until all are recorded. Needs the dbos "
+                                          "extra; a PostgreSQL --db across machines, SQLite on one."),
 ) -> None:
     """Run each task of SUITE in a fresh copy under each variant on each model, judge it by the task's own oracle
     (never by tomo's claim), and record it. Running it again resumes: recorded runs are skipped.
 
     Exit status: 0 when every planned run was recorded (solved or not); 1 when a run failed to start or judge;
-    2 a usage error; 130 Ctrl-C (recorded runs stay recorded).
+    2 a usage error; 130 Ctrl-C (recorded runs stay recorded; with --distributed, queued runs stay queued).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from tomo.lab.records import LabStore, RunRecord, as_dict, db_url
-    from tomo.lab.runner import Job, RunSettings, parse_variant, plan, run_all
+    from tomo.lab.records import LabStore, as_dict, db_url
+    from tomo.lab.runner import RunSettings, parse_variant, plan, run_all
     from tomo.lab.suite import load_suite
 
     loaded = load_suite(suite)
@@ -79,7 +93,12 @@ def run_command(
     if len({v.name for v in variants}) != len(variants):
         raise ConfigError("two variants share a name", hint="give each --variant its own NAME")
     chosen = loaded.select(task or None, kind or None)
-    store = LabStore(db_url(db))
+    url = db_url(db)
+    if distributed:
+        from tomo.lab.distributed import system_url
+
+        system_url(url)  # a URL the queue cannot live beside is a usage error before anything is planned
+    store = LabStore(url)
     jobs = plan(loaded, chosen, variants, model, repeats, store.keys())
     skipped = len(chosen) * len(variants) * len(model) * repeats - len(jobs)
     err = rich_console(stderr=True)
@@ -89,6 +108,15 @@ def run_command(
         say("nothing to run: every run is recorded (see `tomo lab report`)")
         return
     settings = RunSettings(timeout_s=timeout, keep=keep, mini_steps=mini_steps)
+    if distributed:
+        try:
+            failed = _run_distributed(store, url, loaded, jobs, settings, parallel, as_json, err)
+        finally:
+            store.close()
+        if failed:
+            err.print(f"{failed} run(s) ended in an error (see `tomo lab report --runs`)", highlight=False)
+            raise typer.Exit(1)
+        return
     failed = 0
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=False) as progress:
@@ -99,17 +127,14 @@ def run_command(
 
         def done(job: Job, record: RunRecord) -> None:
             nonlocal failed
-            failed += bool(record.error and record.outcome == "error")
-            mark = "[green]solved[/]" if record.solved else "[red]failed[/]"
-            claim = " [bold red]FALSE CLAIM[/]" if record.false_claim else ""
-            progress.console.print(f"{record.task} · {record.variant} · {mark} · tomo said {record.outcome}"
-                                   f"{claim} · {record.wall_s:.0f} s", highlight=False)
+            failed += _errored(record)
+            progress.console.print(_record_line(record), highlight=False)
             if as_json:
                 typer.echo(json.dumps(as_dict(record)))
             progress.advance(bar)
 
         try:
-            run_all(store, loaded, jobs, settings, parallel=parallel, on_start=started, on_done=done)
+            run_all(store, loaded, jobs, settings, parallel=parallel or 1, on_start=started, on_done=done)
         except KeyboardInterrupt:
             err.print("interrupted: the runs recorded so far stay; run the same command to resume", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -118,6 +143,117 @@ def run_command(
     if failed:
         err.print(f"{failed} run(s) ended in an error (see `tomo lab report --runs`)", highlight=False)
         raise typer.Exit(1)
+
+
+def _errored(record: RunRecord) -> bool:
+    return bool(record.error and record.outcome == "error")
+
+
+def _record_line(record: RunRecord) -> str:
+    mark = "[green]solved[/]" if record.solved else "[red]failed[/]"
+    claim = " [bold red]FALSE CLAIM[/]" if record.false_claim else ""
+    return (f"{record.task} · {record.variant} · {mark} · tomo said {record.outcome}{claim} · "
+            f"{record.wall_s:.0f} s")
+
+
+def _run_distributed(store: LabStore, url: str, suite: Suite, jobs: list[Job], settings: RunSettings,
+                     parallel: int | None, as_json: bool, err: Console) -> int:
+    """Queues ``jobs`` on DBOS, serves the queue here too, and prints each record as it lands (from whichever
+    process judged it) until every run is recorded or no run of the plan is left queued or running. Returns how
+    many ended in an error, counting a run that ended without a record."""
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tomo.lab import distributed as dist
+    from tomo.lab.records import as_dict
+
+    executor = dist.launch(store, dist.system_url(url), concurrency=parallel)
+    failed = 0
+    try:
+        ids = dist.enqueue(suite, jobs, settings)
+        wanted = [job.key(suite.name) for job in jobs]
+        err.print(f"queued {len(ids)} run(s) on {dist.QUEUE!r}; serving it here as {executor}, and any "
+                  f"`tomo lab worker --db` on the same database takes them too", highlight=False)
+        seen: set[tuple[str, str, str, str, str, int]] = set()
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=False) as progress:
+            bar = progress.add_task(f"lab {suite.name} (distributed)", total=len(wanted))
+            while True:
+                live = dist.still_live(ids)  # before the records: a run's record lands before its workflow ends
+                landed = store.keys(suite.name)
+                for key in wanted:
+                    record = store.get(key) if key in landed and key not in seen else None
+                    if record is None:
+                        continue
+                    seen.add(key)
+                    failed += _errored(record)
+                    progress.console.print(_record_line(record), highlight=False)
+                    if as_json:
+                        typer.echo(json.dumps(as_dict(record)))
+                    progress.advance(bar)
+                if len(seen) == len(wanted) or not live:
+                    break
+                time.sleep(dist.POLL)
+        for workflow_id, error in dist.failures(ids).items():
+            err.print(f"{workflow_id}: {error}", highlight=False, markup=False)
+        missing = len(wanted) - len(seen)
+        if missing:
+            err.print(f"{missing} run(s) ended without a record", highlight=False)
+        return failed + missing
+    except KeyboardInterrupt:
+        err.print("interrupted: the runs recorded so far stay, the queued ones stay queued for `tomo lab worker`; "
+                  "run the same command to wait for them again", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        dist.shutdown()
+
+
+@lab_app.command("worker")
+def worker_command(
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    concurrency: int = typer.Option(None, "--concurrency", min=1,
+                                    help="Runs at once in each serving process (DBOS keeps one limit for the "
+                                         "queue: this sets it for all; default: leave it, 1 for a new queue)."),
+    stale_after: float = typer.Option(30.0, "--stale-after", min=1.0,
+                                      help="Seconds of silence after which another process's runs are taken over."),
+) -> None:
+    """Serve the distributed lab's queue: judge and record the runs that `tomo lab run --distributed` queued on the
+    same --db, until Ctrl-C. Start one per machine (or per model server) with a PostgreSQL --db; with an SQLite --db
+    every process must be on this machine.
+
+    Exit status: 130 after Ctrl-C (143 after SIGTERM): a run in hand goes back to the queue; 2 a usage error.
+    """
+    import signal
+    import threading
+
+    from tomo.lab import distributed as dist
+    from tomo.lab.records import LabStore, db_url
+
+    url = db_url(db)
+    system = dist.system_url(url)
+    err = rich_console(stderr=True)
+    store = LabStore(url)
+    stopped: list[int] = []
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stopped.append(signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    try:
+        executor = dist.launch(store, system, concurrency=concurrency, stale_after=stale_after,
+                               on_done=lambda record: err.print(_record_line(record), highlight=False))
+        err.print(f"serving the lab queue {dist.QUEUE!r} as {executor}; Ctrl-C to stop", highlight=False)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        dist.shutdown()
+        store.close()
+    err.print("stopped: a run in hand goes back to the queue for another worker", highlight=False)
+    raise typer.Exit(128 + (stopped[0] if stopped else signal.SIGINT))
 
 
 @lab_app.command("report")

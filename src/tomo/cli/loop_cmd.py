@@ -18,7 +18,7 @@ _RUN_KINDS = {cls.kind for cls in (BlockStarted, BlockOutput, GateBlocked, TurnE
 
 @app.command("replay")
 def replay_cmd(
-    transcript: Path = typer.Argument(..., help="a .jsonl transcript written by a run"),
+    transcript: Path = typer.Argument(..., metavar="FILE", help="a .jsonl transcript written by a run"),
     as_json: bool = typer.Option(False, "--json", help="print the events as JSON lines instead of the log"),
 ) -> None:
     """Show a saved run transcript as the compact log (or its events as JSON)."""

@@ -11,8 +11,10 @@ from tomo.cli import app
 
 @app.command("mcp")
 def mcp_cmd(
-    root: Path = typer.Option(Path("."), "--root", help="Repository to serve (default: current directory)."),
-    max_rows: int = typer.Option(100, "--max-rows", min=1, help="Cut lists in answers after this many rows."),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR",
+                              help="Repository to serve (default: current directory)."),
+    max_rows: int = typer.Option(100, "--max-rows", min=1, metavar="N",
+                                 help="Cut lists in answers after this many rows."),
 ) -> None:
     """Serve the code graph over MCP (stdio) for Claude Code, Cursor or any MCP client."""
     from tomo.mcp_server import serve

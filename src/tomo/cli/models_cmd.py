@@ -32,7 +32,7 @@ EXIT_INTERRUPTED = 130
 def models(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    timeout: float = typer.Option(2.0, "--timeout", help="Seconds to wait for each provider."),
+    timeout: float = typer.Option(2.0, "--timeout", metavar="SECONDS", help="Seconds to wait for each provider."),
 ) -> None:
     """Show the detected default model, the measured (blessed) list, the tier table, which providers answer, and
     local servers' models; list and serve the packaged local models."""
@@ -142,13 +142,16 @@ def local_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON
 @models_app.command("serve")
 def serve_cmd(
     name: str = typer.Argument(..., help="A packaged model (tomo models local lists them)."),
-    port: int = typer.Option(8000, "--port", help="The port to listen on (8000: where detection looks)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
-    n_ctx: int = typer.Option(8192, "--n-ctx", min=256, help="The context window in tokens."),
-    chat_format: str | None = typer.Option(None, "--chat-format", help="llama-cpp-python's chat format "
-                                           "(e.g. chatml-function-calling), or 'template' for the model's own; "
-                                           "default: the model's (tomo models local --json says which)."),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads (default: every core)."),
+    port: int = typer.Option(8000, "--port", metavar="PORT",
+                             help="The port to listen on (8000: where detection looks)."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="The address to listen on."),
+    n_ctx: int = typer.Option(8192, "--n-ctx", min=256, metavar="TOKENS", help="The context window in tokens."),
+    chat_format: str | None = typer.Option(None, "--chat-format", metavar="FORMAT",
+                                           help="llama-cpp-python's chat format "
+                                                "(e.g. chatml-function-calling), or 'template' for the model's own; "
+                                                "default: the model's (tomo models local --json says which)."),
+    threads: int | None = typer.Option(None, "--threads", min=1, metavar="N",
+                                       help="CPU threads (default: every core)."),
 ) -> None:
     """Serve a packaged model on llama-cpp-python's OpenAI-compatible server, in the foreground (Ctrl-C stops it)."""
     from tomo.models.local import assembled, packaged, serve

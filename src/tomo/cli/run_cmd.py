@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tomo.cli import app, report_error
+from tomo.cli.help_names import model_help
 from tomo.cli.render import RichSink, code_block
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
@@ -41,6 +42,8 @@ from tomo.events import (
 
 EXIT_VERIFIED, EXIT_ERROR, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 ENGINES = ("oi", "tools", "auto")
+
+CLAIMS = ("exec", "repro")
 
 
 class RunSink(RichSink):
@@ -92,22 +95,27 @@ class RunSink(RichSink):
 @app.command("run")
 def run_cmd(
     task: str = typer.Argument(..., help='What to do, e.g. "make the failing test in tests/ pass".'),
-    model: str | None = typer.Option(None, "--model", help="Model spec (ollama:NAME, claude:NAME, openai:NAME, "
-                                                            "scripted:PATH); default: detected."),
-    root: Path = typer.Option(Path("."), "--root", help="The workspace: the project the model works on."),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="strict (bubblewrap) or local (unconfined); "
-                                                               "default: \\[sandbox] kind, else strict."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC", help=model_help()),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR",
+                              help="The workspace: the project the model works on."),
+    sandbox: str | None = typer.Option(None, "--sandbox", metavar="KIND",
+                                       help="strict (bubblewrap) or local (unconfined); default: sandbox.kind in "
+                                            "tomo.toml, else strict."),
     exec_gate: bool = typer.Option(False, "--exec-gate", help="An edit must be executed by a passing check before "
                                                               "the turn can end."),
     repro: bool = typer.Option(False, "--repro", help="A fix must be preceded by a failing check in the same turn."),
-    max_rounds: int = typer.Option(20, "--max-rounds", min=1, help="Model replies per turn, gate refusals included."),
+    max_rounds: int = typer.Option(20, "--max-rounds", min=1, metavar="N",
+                                   help="Model replies per turn, gate refusals included."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Run every block without asking."),
-    lsp: str | None = typer.Option(None, "--lsp", help="Language server command for the context pack."),
-    resume: bool = typer.Option(False, "--continue", help="Continue the last saved session of ROOT."),
-    engine: str = typer.Option("oi", "--engine", help="oi (code blocks, the default), tools (the tool loop), or auto "
-                                                      "(a rename goes to assist's code graph, the rest to oi)."),
-    directive: str = typer.Option("", "--directive", help="Opt-in prompt directives: verify, repro (comma list)."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds one block may run (default: \\[sandbox])."),
+    lsp: str | None = typer.Option(None, "--lsp", metavar="CMD", help="Language server command for the context pack."),
+    resume: bool = typer.Option(False, "--continue", help="Continue the last saved session of --root."),
+    engine: str = typer.Option("oi", "--engine", metavar="ENGINE",
+                               help="oi (code blocks, the default), tools (the tool loop), or auto "
+                                    "(a rename goes to assist's code graph, the rest to oi)."),
+    directive: str = typer.Option("", "--directive", metavar="NAMES",
+                                  help="Opt-in prompt directives: verify, repro (comma list)."),
+    timeout: float | None = typer.Option(None, "--timeout", metavar="SECONDS",
+                                         help="Seconds one block may run (default: sandbox.timeout_s in tomo.toml)."),
     context: bool = typer.Option(True, "--context/--no-context", help="Inject the context pack on a new session."),
     check: str | None = typer.Option(None, "--check", metavar="CMD",
                                      help="The project's check (e.g. 'python -m pytest -q'), or 'auto' to detect it: "
@@ -115,11 +123,16 @@ def run_cmd(
     infer_edits: bool = typer.Option(True, "--infer-edits/--no-infer-edits",
                                      help="A python block that only defines functions found in exactly one file is "
                                           "laid into that file instead of run."),
+    claim: str = typer.Option("exec", "--claim", metavar="EVIDENCE",
+                              help="What tomo must have seen before it says verified: exec (a passing check ran the "
+                                   "changed code) or repro (also a failing check before the fix, as --repro asks, "
+                                   "without keeping the turn open for it)."),
     push_back: bool = typer.Option(True, "--push-back/--no-push-back",
                                    help="With a gate on, ask the model once more when it ends a turn that changed no "
                                         "file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
-    transcript: Path | None = typer.Option(None, "--transcript", help="Also write every event to this JSONL file."),
+    transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
+                                           help="Also write every event to this JSONL file."),
 ) -> None:
     """Do TASK with a model in the sandbox: it writes Python/bash blocks (or calls tools), tomo runs them.
 
@@ -128,13 +141,15 @@ def run_cmd(
     Exit codes: 0 done (verified); 3 not done (unverified, unchanged with a gate or --apply, a limit);
     1 an error; 2 a usage error; 130 Ctrl-C.
     """
+    if claim not in CLAIMS:
+        raise typer.BadParameter(f"{claim!r} is not one of: {', '.join(CLAIMS)}", param_hint="--claim")
     if not task.strip():
         raise typer.BadParameter("TASK is empty: say what the model should do, e.g. "
                                  "tomo run \"make the failing test pass\"", param_hint="TASK")
     console = rich_console(stderr=as_json, highlight=False)
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
-                      timeout, context, as_json, transcript, console, push_back, check, infer_edits)
+                      timeout, context, as_json, transcript, console, push_back, check, infer_edits, claim)
     except TomoError as exc:
         report_error(exc)
         if as_json:
@@ -168,7 +183,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
          max_rounds: int, yes: bool, lsp: str | None, resume: bool, engine: str, directive: str,
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
          console: Console, push_back: bool = True, check: str | None = None,
-         infer_edits: bool = True) -> dict[str, Any]:
+         infer_edits: bool = True, claim: str = "exec") -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
     from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
@@ -218,7 +233,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
                 sink.emit(Notice("info", "the code graph wrote nothing for this rename; the oi engine takes the task"))
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
                              context, session, history, sink, stream=True, push_back=push_back, check=check,
-                             infer_edits=infer_edits)
+                             infer_edits=infer_edits, claim=claim)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
@@ -290,12 +305,12 @@ def _run_rename(task: str, chosen: Any, box: Any, root: Path, max_rounds: int, e
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
             history: list[Any], sink: Sink, *, stream: bool, push_back: bool = True,
-            check: str | None = None, infer_edits: bool = True) -> dict[str, Any]:
+            check: str | None = None, infer_edits: bool = True, claim: str = "exec") -> dict[str, Any]:
     from tomo.oi.engine import Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
                     context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream,
-                    push_back=push_back, check=check, infer_edits=infer_edits)
+                    push_back=push_back, check=check, infer_edits=infer_edits, claim=claim)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 

@@ -12,20 +12,32 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.text import Text
+from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
 from typer.core import TyperGroup
 
 from tomo.agents import load_agents
 from tomo.cli import app
+from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
 from tomo.cli.safe import text as shown
 from tomo.cli.team_oi import OiRunner
 from tomo.cli.team_render import TeamProgress, print_jobs, render_job
 from tomo.config import load_settings
 from tomo.errors import ConfigError
-from tomo.store.db import connect, default_url
+from tomo.store.db import connect, default_url, reach, sqlite_file
 from tomo.store.jobs import JobStore
-from tomo.team import JobResult, ModelChooser, TaskGraph, Team, TeamSettings, parse_roles, parse_stages
+from tomo.store.jobs import jobs as job_table
+from tomo.team import (
+    JobResult,
+    ModelChooser,
+    TaskGraph,
+    Team,
+    TeamSettings,
+    check_roles,
+    parse_roles,
+    parse_stages,
+)
 from tomo.tools import Registry
 
 DEFAULT_STAGES = "plan:planner | build:implementer,tester | review:reviewer"
@@ -46,24 +58,55 @@ team_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, add_completion=F
                             "checkpoints every worker and resumes after a crash.")
 app.add_typer(team_app, name="team")
 
-_DB = typer.Option(None, "--db", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
-_WORKSPACE = typer.Option(Path("."), "--workspace", help="The job's workspace (default: current directory).")
+_DB = typer.Option(None, "--db", metavar="URL", help="Store URL (default: WORKSPACE/.tomo/team.sqlite, or TOMO_DB).")
+_WORKSPACE = typer.Option(Path("."), "--workspace", metavar="DIR",
+                          help="The job's workspace (default: current directory).")
 
 
 def _store(db: str | None, workspace: Path) -> JobStore:
+    """The job store of a verb that writes (run, resume, worker): created when new, its tables too."""
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
-    url = db or default_url(workspace, "team.sqlite")
-    store = JobStore(connect(url))
+    store = JobStore(connect(db or default_url(workspace, "team.sqlite")))
+    reach(store.engine)  # a server that does not answer: one line naming its host and port, exit 1
     try:
         store.create_schema()
+    except DBAPIError as exc:
+        raise _unusable(store, exc) from exc
+    return _probed(store)
+
+
+def _reader(db: str | None, workspace: Path) -> JobStore | None:
+    """The job store of a verb that only reads (list, show), or ``None`` when no job was ever written there: a
+    SQLite file that is not there is not created (nor its folder), and a server without the team's tables does not
+    get them. A listing leaves the workspace and the server as it found them."""
+    if not workspace.is_dir():
+        raise ConfigError(f"--workspace {workspace} is not a directory", hint="pass an existing directory")
+    url = db or default_url(workspace, "team.sqlite", create=False)
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        return None
+    store = JobStore(connect(url))
+    reach(store.engine)
+    if not inspect(store.engine).has_table(job_table.name):
+        store.engine.dispose()
+        return None
+    return _probed(store)
+
+
+def _probed(store: JobStore) -> JobStore:
+    try:
         store.job_ids()  # the tables answer: an older schema or a server that refuses us is caught here
     except DBAPIError as exc:
-        shown = store.engine.url.render_as_string(hide_password=True)
-        raise ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
-                          hint="check --db / TOMO_DB (is the server up, may this user create tables?); a store "
-                          "written by an older tomo can be moved aside and started afresh") from exc
+        raise _unusable(store, exc) from exc
     return store
+
+
+def _unusable(store: JobStore, exc: DBAPIError) -> ConfigError:
+    shown = store.engine.url.render_as_string(hide_password=True)
+    return ConfigError(f"cannot use the job store {shown}: {str(exc.orig).strip().splitlines()[0]}",
+                       hint="check --db / TOMO_DB (may this user create tables?); a store written by an older "
+                            "tomo can be moved aside and started afresh")
 
 
 def _team(store: JobStore, workspace: Path, model: str | None, roles: str | None, sink: TeamProgress | None,
@@ -136,20 +179,26 @@ def _execute_on(team: Team, backend: str, graph: TaskGraph | None, request: str 
 @team_app.command("run")
 def run_cmd(
     request: str = typer.Argument(..., help='What the team should do, e.g. "add a --json flag to tomo list".'),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec (roles the map does not name)."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    stages: str | None = typer.Option(None, "--stages", help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
-                                      " (@NAME is an agent, role*2 two workers)."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="Token budget (input+output) for the job."),
-    backend: str = typer.Option("local", "--backend", help="local (asyncio in this process) or dbos."),
-    job_id: str | None = typer.Option(None, "--job-id", help="The job's id (default: a timestamp)."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec (roles the map does not name)")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    stages: str | None = typer.Option(None, "--stages", metavar="STAGES",
+                                      help=f'Stages in order, workers in parallel: "{DEFAULT_STAGES}"'
+                                           " (@NAME is an agent, role*2 two workers)."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="Token budget (input+output) for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND",
+                                help="local (asyncio in this process) or dbos."),
+    job_id: str | None = typer.Option(None, "--job-id", metavar="ID", help="The job's id (default: a timestamp)."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the finished job as JSON instead of its output."),
     detach: bool = typer.Option(False, "--detach", help="dbos only: enqueue the job and return; `tomo team worker` "
                                 "processes run it."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (default: the --db server "
-                                       "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (default: the --db server "
+                                            "when PostgreSQL, else WORKSPACE/.tomo/dbos.sqlite)."),
 ) -> None:
     """Run REQUEST through the stages; `tomo team REQUEST` is the same.
 
@@ -162,6 +211,7 @@ def run_cmd(
         raise ConfigError("--detach needs --backend dbos", hint="a local job runs in this process; drop --detach")
     settings = TeamSettings.from_settings(load_settings(workspace.resolve()))
     graph_stages = parse_stages(stages or settings.stages or DEFAULT_STAGES)
+    check_roles(parse_roles(roles or ""), graph_stages)  # before the store or any model is touched
     graph = TaskGraph(job_id or _new_job_id(), graph_stages, budget if budget is not None else settings.budget)
     console = rich_console(highlight=False)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
@@ -187,14 +237,18 @@ def run_cmd(
 @team_app.command("resume")
 def resume_cmd(
     job: str = typer.Argument(..., help="The id of the job to continue (tomo team list shows them)."),
-    model: str | None = typer.Option(None, "--model", help="Primary model spec for roles the map does not name."),
-    roles: str | None = typer.Option(None, "--roles", help="Role to tier or spec: planner=fast,implementer=deep."),
-    budget: int | None = typer.Option(None, "--budget", min=1, help="A new token budget for the job."),
-    backend: str = typer.Option("local", "--backend", help="local or dbos."),
+    model: str | None = typer.Option(None, "--model", metavar="SPEC",
+                                     help=model_help("Primary model spec for roles the map does not name")),
+    roles: str | None = typer.Option(None, "--roles", metavar="MAP",
+                                     help="Role to tier or spec: planner=fast,implementer=deep."),
+    budget: int | None = typer.Option(None, "--budget", min=1, metavar="TOKENS",
+                                      help="A new token budget for the job."),
+    backend: str = typer.Option("local", "--backend", metavar="BACKEND", help="local or dbos."),
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
     as_json: bool = typer.Option(False, "--json", help="Print the job as JSON when it ends."),
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
 ) -> None:
     """Continue a job from its first unfinished worker (a complete job is left as it is).
 
@@ -206,6 +260,8 @@ def resume_cmd(
     store = _store(db, workspace)
     stored = store.graph_of(job)
     graph_stages = TaskGraph.from_dict(job, stored).stages if stored else ()
+    if graph_stages:  # an unknown job is said by the resume itself
+        check_roles(parse_roles(roles or ""), graph_stages)
     progress = TeamProgress(rich_console(stderr=True, highlight=False)) if not as_json else None
     team = _team(store, workspace, model, roles, progress, backend, graph_stages)
     team.rechoose = bool(model or roles)  # otherwise each worker keeps the model the job was created with
@@ -226,7 +282,10 @@ def show_cmd(
     no_outputs: bool = typer.Option(False, "--no-outputs", help="The table only, without each worker's output."),
 ) -> None:
     """A job's stages and workers: role, model, status, usage, start and end times, and outputs."""
-    store = _store(db, workspace)
+    store = _reader(db, workspace)
+    if store is None:
+        raise ConfigError(f"no job with id {job!r}: no job has run in {workspace.resolve()} yet",
+                          hint="start one with tomo team REQUEST, or give the --workspace (or --db) it ran in")
     record = store.get_job(job)
     if record is None:
         recent = ", ".join(store.job_ids()[:5])
@@ -245,7 +304,8 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the jobs as a JSON list."),
 ) -> None:
     """The jobs in the store, newest first."""
-    jobs = _store(db, workspace).list_jobs()
+    store = _reader(db, workspace)
+    jobs = store.list_jobs() if store is not None else []
     if as_json:
         typer.echo(json.dumps([j.to_dict() for j in jobs], indent=2))
         return
@@ -256,9 +316,11 @@ def list_cmd(
 def worker_cmd(
     db: str | None = _DB,
     workspace: Path = _WORKSPACE,
-    dbos_db: str | None = typer.Option(None, "--dbos-db", help="DBOS system database (see tomo team run)."),
-    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, help="Seconds of silence after which another "
-                                      "process's work is taken over."),
+    dbos_db: str | None = typer.Option(None, "--dbos-db", metavar="URL",
+                                       help="DBOS system database (see tomo team run)."),
+    stale_after: float = typer.Option(10.0, "--stale-after", min=1.0, metavar="SECONDS",
+                                      help="Seconds of silence after which another "
+                                           "process's work is taken over."),
 ) -> None:
     """Serve the DBOS queues: run the workers (and jobs) that any process enqueued, until Ctrl-C or SIGTERM."""
     import signal

@@ -78,13 +78,19 @@ def _check_of(task: Task, flags: list[str]) -> str:
     return task.check or DEFAULT_CHECK
 
 
+def _wants_red_first(flags: list[str]) -> bool:
+    """--repro keeps the turn open for a failing check before the fix; --claim repro makes it the price of the claim."""
+    claim = flags[flags.index("--claim") + 1] if "--claim" in flags[:-1] else ""
+    return "--repro" in flags or claim == "repro" or "--claim=repro" in flags
+
+
 def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:
     files = reference_files(task)
     check = _check_of(task, flags)
     tests = {rel: text for rel, text in files.items() if is_test(rel)}
     rest = {rel: text for rel, text in files.items() if rel not in tests}
     steps: list[str] = []
-    if "--repro" in flags and rest:
+    if _wants_red_first(flags) and rest:
         tests = tests or hidden_tests(task)
         steps += [write_block(tests, check), write_block(rest, check)]
     else:

@@ -4,7 +4,8 @@ Run as a process by the lab (``python -m tomo.lab.peer_mini --model SPEC --root 
 object like ``tomo run --json`` does, so both are recorded the same way. The peer's claim is that it submitted
 (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``); like tomo's, it is recorded beside the oracle's verdict, never for it.
 Its configuration is mini-swe-agent's own ``mini_textbased.yaml`` untouched, except the step limit (given), no cost
-limit (a local model costs nothing and litellm does not know its price) and the model's address.
+limit (a local model costs nothing and litellm does not know its price), the model's address, and tomo's cap on a
+reply's length (:data:`MAX_TOKENS`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 SUBMITTED = "Submitted"
+MAX_TOKENS = 4096
+"""A reply's cap, tomo's own (``Engine.max_reply_tokens``): mini's config sets none, and a local server asked for a
+reply without a cap generates to the end of its context; one stopped by the lab's timeout keeps the server busy
+(a request without streaming cannot be cancelled) and slows the runs after it."""
 
 
 def model_kwargs(spec: str) -> dict[str, Any]:
@@ -41,7 +46,8 @@ def run(spec: str, root: Path, task: str, steps: int, transcript: Path | None) -
     where = model_kwargs(spec)
     model_config = dict(config.get("model") or {})
     model_config["model_kwargs"] = {**(model_config.get("model_kwargs") or {}), "api_base": where["api_base"],
-                                    "api_key": where["api_key"], "temperature": 0.2}
+                                    "api_key": where["api_key"], "temperature": 0.2,
+                                    "max_tokens": MAX_TOKENS}
     model = LitellmTextbasedModel(model_name=where["model_name"], cost_tracking="ignore_errors", **model_config)
     env_config = dict(config.get("environment") or {})
     env_config["env"] = {**(env_config.get("env") or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}

@@ -4,11 +4,13 @@ run interrupted mid-way leaves nothing and is simply run again: that is what mak
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Boolean, Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, select
+from sqlalchemy.exc import IntegrityError
 
 from tomo.store.db import connect
 
@@ -39,6 +41,17 @@ RUNS = Table(
     Column("error", Text, nullable=False),
     UniqueConstraint("suite", "task", "variant", "args", "model", "repeat", name="lab_run_key"),
 )
+EXECUTORS = Table(
+    "lab_executors", METADATA,
+    Column("executor_id", String(200), primary_key=True),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
+"""The processes serving the distributed lab's queue, each heartbeating once a second (see
+:mod:`tomo.lab.distributed`): how a live one knows that another died with a run in hand."""
+
+Key = tuple[str, str, str, str, str, int]
 
 
 @dataclass(slots=True)
@@ -69,7 +82,7 @@ class RunRecord:
     error: str = ""
 
     @property
-    def key(self) -> tuple[str, str, str, str, str, int]:
+    def key(self) -> Key:
         return (self.suite, self.task, self.variant, self.args, self.model, self.repeat)
 
     @property
@@ -101,10 +114,37 @@ class LabStore:
         with self.engine.begin() as conn:
             conn.execute(RUNS.insert().values(**asdict(record)))
 
-    def keys(self) -> set[tuple[str, str, str, str, str, int]]:
+    def add_once(self, record: RunRecord) -> bool:
+        """Records ``record`` unless its key is recorded already; False when it was. Two processes that judged the
+        same run (a worker taken for dead that was not) race on the unique key: the loser's row is simply not
+        needed, so its constraint violation is not an error."""
+        if self.has(record.key):
+            return False
+        try:
+            self.add(record)
+        except IntegrityError:
+            if self.has(record.key):
+                return False
+            raise
+        return True
+
+    def keys(self, suite: str | None = None) -> set[Key]:
         cols = [RUNS.c.suite, RUNS.c.task, RUNS.c.variant, RUNS.c.args, RUNS.c.model, RUNS.c.repeat]
+        query = select(*cols)
+        if suite:
+            query = query.where(RUNS.c.suite == suite)
         with self.engine.connect() as conn:
-            return {tuple(r) for r in conn.execute(select(*cols))}
+            return {tuple(r) for r in conn.execute(query)}
+
+    def has(self, key: Key) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(RUNS.c.id).where(*_is_key(key)).limit(1)).first() is not None
+
+    def get(self, key: Key) -> RunRecord | None:
+        names = [f.name for f in fields(RunRecord)]
+        with self.engine.connect() as conn:
+            row = conn.execute(select(RUNS).where(*_is_key(key)).limit(1)).first()
+        return None if row is None else RunRecord(**{n: row._mapping[n] for n in names})
 
     def records(self, suite: str | None = None) -> list[RunRecord]:
         query = select(RUNS).order_by(RUNS.c.id)
@@ -114,8 +154,32 @@ class LabStore:
         with self.engine.connect() as conn:
             return [RunRecord(**{n: row._mapping[n] for n in names}) for row in conn.execute(query)]
 
+    def heartbeat(self, executor_id: str, host: str, pid: int) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(EXECUTORS.update().where(EXECUTORS.c.executor_id == executor_id)
+                                .values(seen_at=time.time(), host=host, pid=pid))
+            if done.rowcount == 0:
+                conn.execute(EXECUTORS.insert().values(executor_id=executor_id, host=host, pid=pid,
+                                                       seen_at=time.time()))
+
+    def executors(self) -> list[tuple[str, str, int, float]]:
+        """``(executor_id, host, pid, seen_at)`` of every process that serves (or served and died)."""
+        cols = [EXECUTORS.c.executor_id, EXECUTORS.c.host, EXECUTORS.c.pid, EXECUTORS.c.seen_at]
+        with self.engine.connect() as conn:
+            return [(str(r[0]), str(r[1]), int(r[2]), float(r[3])) for r in conn.execute(select(*cols))]
+
+    def forget_executor(self, executor_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(EXECUTORS.delete().where(EXECUTORS.c.executor_id == executor_id))
+
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _is_key(key: Key) -> list[Any]:
+    suite, task, variant, args, model, repeat = key
+    return [RUNS.c.suite == suite, RUNS.c.task == task, RUNS.c.variant == variant, RUNS.c.args == args,
+            RUNS.c.model == model, RUNS.c.repeat == repeat]
 
 
 def as_dict(record: RunRecord, *, heavy: bool = False) -> dict[str, Any]:

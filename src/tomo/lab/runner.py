@@ -40,6 +40,7 @@ PRESETS: dict[str, str] = {
     "gated": "run --exec-gate --check auto --engine auto",
     "strict": "run --exec-gate --repro --check auto --engine auto",
     "oi-strict": "run --exec-gate --repro --check auto",
+    "honest": "run --exec-gate --claim repro --check auto --engine auto",
     "mini": "mini",
 }
 """Variants by name, so ``--variant strict`` needs no flags; ``NAME="flags"`` defines any other."""
@@ -180,11 +181,18 @@ def run_job(job: Job, suite: str, settings: RunSettings) -> RunRecord:
         record.error = f"{type(exc).__name__}: {exc}"
     finally:
         if settings.keep is not None:
-            target = settings.keep / f"{job.task.id}-{job.variant.name}-{job.repeat}"
+            target = settings.keep / keep_name(job)
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(scratch, target, symlinks=True, ignore_dangling_symlinks=True)
         shutil.rmtree(scratch, ignore_errors=True)
     return record
+
+
+def keep_name(job: Job) -> str:
+    """The folder ``--keep`` gives a run: task, variant, model and repeat, so no two runs of a lab share one."""
+    model = job.model.rpartition("#")[2] if job.model.startswith("openai-compat:") else job.model
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in model)[-60:]
+    return f"{job.task.id}-{job.variant.name}-{safe}-{job.repeat}"
 
 
 def _git(copy: Path, *args: str) -> str:

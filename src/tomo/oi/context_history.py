@@ -92,11 +92,13 @@ def open_history(conn: sqlite3.Connection, root: Path, *, git_dir: str | os.Path
     """The history of ``rev`` (default ``HEAD``) for the tree at ``root``: (History, None), or (None, a note or None).
 
     ``git_dir`` is the repository's git directory when the tree is not a checkout (an extracted archive); without it
-    ``root/.git`` is used when present (git runs with ``-C root``), and a tree without one has no history and no note.
+    ``root/.git`` is used when present (git runs with ``-C root``), and a tree without one has no history: the note
+    says so (the history was asked for; silence would read as "no past commit matched").
     ``conn`` is the pack's cache (``.tomo/context.sqlite``): a commit read before is not read again.
     """
     if git_dir is None and not (root / ".git").exists():
-        return None, None
+        return None, (f"git history not used: {root} is not a git checkout (it has no .git); pass --git-dir DIR "
+                      "with the repository's git directory to read its history")
     gdir = Path(git_dir) if git_dir is not None else _git_dir_of(root)
     run = runner or _runner(["git", "--git-dir", str(git_dir)] if git_dir is not None else ["git", "-C", str(root)])
     name = rev or "HEAD"

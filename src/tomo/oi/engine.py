@@ -51,7 +51,8 @@ from tomo.oi.blocks import Block, Extraction, extract
 from tomo.oi.edits import EXAMPLE as EDIT_EXAMPLE
 from tomo.oi.edits import apply_edit, definitions_only, path_comment
 from tomo.oi.feedback import MODEL_OUTPUT_CHARS, block_report
-from tomo.oi.gates import GateVerdict, TurnGates
+from tomo.oi.gates import GateVerdict, TurnGates, is_test_path
+from tomo.oi.next_step import failed_tests, next_step
 from tomo.oi.prompts import system_prompt
 from tomo.sandbox import Limits, Sandbox
 from tomo.sandbox.model import MAX_CODE_BYTES
@@ -159,6 +160,7 @@ class Engine:
         infer_edits: bool = True,
         max_repeats: int = 3,
         check: str | None = None,
+        claim: str = "exec",
         max_reply_tokens: int | None = MAX_REPLY_TOKENS,
     ) -> None:
         if max_rounds < 1:
@@ -182,6 +184,7 @@ class Engine:
         self.infer_edits = infer_edits
         self.max_repeats = max_repeats
         self.check = check
+        self.claim = claim
         self.max_reply_tokens = max_reply_tokens
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
@@ -227,7 +230,8 @@ class Engine:
         self._interrupts, self._end = 0, False
         summary = self.last = TurnSummary()
         new = [Message.user(self._with_context(user, history, emit))]
-        gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro)
+        baseline = await self._baseline_failures()
+        gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro, claim_repro=self.claim == "repro")
         gates.start()
         told_unrunnable = False
         previous, repeats = "", 0
@@ -303,9 +307,12 @@ class Engine:
                     self._save(new)
                     continue
                 reports: list[str] = []
+                first_block = summary.blocks + 1
                 refused = await self._run_blocks(found.actions, summary, gates, reports, emit)
                 if self.check and not refused and not self._end and gates.unchecked():
                     reports.append(await self._run_check(summary, gates, emit, why="this reply changed code"))
+                if not refused and not self._end:
+                    reports.extend(self._after_red(gates, first_block, reports, baseline))
                 if repeats:
                     reports.append("[tomo: this reply is the same as your previous one, so it did the same thing "
                                    "again. Read the results above and take a different step.]")
@@ -445,6 +452,35 @@ class Engine:
         elif done.ok:
             report += "\n[tomo: this block changed no file]"
         return report
+
+    async def _baseline_failures(self) -> set[str] | None:
+        """The tests that fail before the turn changes anything (the project's check, run by the harness, neither
+        shown to the model nor counted as evidence), so a later failure can be told apart: already failing, or
+        broken by this turn. None without a check, or when the check could not say (it did not run tests)."""
+        if not self.check:
+            return None
+        argv = ["/usr/bin/env", "PYTHONDONTWRITEBYTECODE=1", BASH, "-c", self.check]
+        try:
+            result = await self.sandbox.run(argv, "argv", self.root, self.limits)
+        except SandboxError:
+            return None
+        if result.timed_out or result.exit_code not in (0, 1):  # pytest: 0 all passed, 1 some failed
+            return None
+        return set(failed_tests(result.output))
+
+    def _after_red(self, gates: TurnGates, first_block: int, reports: list[str],
+                   baseline: set[str] | None) -> list[str]:
+        """The next-step line (:mod:`tomo.oi.next_step`) when this round's last check ran tests and they failed."""
+        ran = [c for c in gates.checks if c.number >= first_block and c.kind != "neutral"]
+        if not ran or not (ran[-1].red and ran[-1].conclusive and ran[-1].kind == "executing"):
+            return []
+        edited = [p for c in gates.checks for p in c.changed_code if not is_test_path(p)]
+        if edited:
+            file: str | None = edited[-1]
+        else:
+            target = self._target()
+            file = target[0] if target else None
+        return [next_step(failed_tests("\n".join(reports)), baseline, file)]
 
     def _recognise(self, found: Extraction) -> Extraction:
         """Python blocks that say where their code belongs are edits of that file: a first line naming an existing

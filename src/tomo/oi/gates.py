@@ -98,10 +98,12 @@ class GateVerdict:
 class TurnGates:
     """The evidence of one turn and the gates' verdicts on it. ``measure`` installs the site hook for each block."""
 
-    def __init__(self, root: Path, *, exec_gate: bool, repro: bool, measure: bool = True) -> None:
+    def __init__(self, root: Path, *, exec_gate: bool, repro: bool, measure: bool = True,
+                 claim_repro: bool = False) -> None:
         self.root = root
         self.exec_gate = exec_gate
         self.repro = repro
+        self.claim_repro = claim_repro  # --claim repro: "verified" also needs the repro gate's evidence
         self._measure = measure
         self.scanner = Scanner(root)
         self.baseline: Snapshot = Snapshot()
@@ -187,6 +189,11 @@ class TurnGates:
             return GateVerdict(True, False, "no file changed" if not changed else
                                f"only files that are not code changed ({_names(changed)}): there is nothing to run")
         ok, reason = self.exec_evidence()
+        if ok and self.claim_repro:
+            reproduced, why = self.repro_evidence()
+            if not reproduced:
+                return GateVerdict(True, False, f"{reason}, but --claim repro also asks for a failing check before "
+                                                f"the fix: {why}")
         return GateVerdict(True, ok, reason)
 
     def unsatisfied(self) -> list[tuple[str, str]]:

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from tomo.prism import pyextract, tags
-from tomo.prism.files import SourceFile, walk
+from tomo.prism.files import BINARY_PROBE, SourceFile, is_binary, walk
 from tomo.prism.store import build_indexes
 
+BINARY = f"not indexed: binary (a NUL byte in its first {BINARY_PROBE // 1024} KiB)"
 PARALLEL_MIN_FILES = 150  # below this, forking workers costs more than it saves
 CHUNK = 32
 
@@ -93,6 +94,9 @@ def _parse_files(root: str, files: list[tuple[int, SourceFile]]) -> tuple[bytes,
         h = file_hash(data)
         t1 = clock()
         t_read += t1 - t0
+        if is_binary(data):  # a .py that is not source (a blob, a compiled file renamed): nothing in it is a name
+            frows.append(_file_row(fid, f, h, BINARY, b""))
+            continue
         try:
             if f.language == "python":
                 tree = pyextract.parse(data)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tomo.errors import PrismError
+from tomo.prism.files import doc_files, is_binary
 from tomo.prism.indexer import file_hash
 from tomo.prism.model import Applied, Conflict, Edit, Occurrence, Plan, Symbol
 from tomo.prism.resolve import Resolver
@@ -25,8 +26,6 @@ from tomo.prism.resolve import Resolver
 ALIAS_REASON = "via import alias"  # a confirmed use spelled with another name: never an edit
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-DOC_EXTS = (".md", ".rst", ".txt")
-_SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "env", "target", "dist", "build"}
 
 
 class RenameSource(Protocol):
@@ -130,11 +129,14 @@ def _doc_mentions(graph: RenameSource, sym: Symbol, new: str, covered: set[tuple
     word = re.compile(rf"(?<![\w]){re.escape(sym.name)}(?![\w])")
     out: list[Edit] = []
     py_files = [p for _, p in graph.iter_files("python")]
-    for path in py_files + _doc_files(graph.root):
+    for path in py_files + doc_files(str(graph.root)):  # the files the index covers, by its own rule
         try:
-            text = (graph.root / path).read_bytes().decode("utf-8", "replace")  # no newline translation
+            data = (graph.root / path).read_bytes()
         except OSError:
             continue
+        if is_binary(data):
+            continue
+        text = data.decode("utf-8", "replace")  # no newline translation
         if sym.name not in text:
             continue
         is_py = path.endswith((".py", ".pyi"))
@@ -151,16 +153,6 @@ def _doc_mentions(graph: RenameSource, sym: Symbol, new: str, covered: set[tuple
                     if not _in_comment_or_string(tree, i - 1, m.start(), line):
                         continue
                 out.append(Edit(path, i, m.start(), sym.name, new, "ambiguous", "docs"))
-    return out
-
-
-def _doc_files(root: Path) -> list[str]:
-    out = []
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
-        for f in files:
-            if f.endswith(DOC_EXTS):
-                out.append(Path(dirpath, f).relative_to(root).as_posix())
     return out
 
 

@@ -46,8 +46,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from tomo.errors import ConfigError, TomoError
-from tomo.store.db import connect
+from tomo.errors import ConfigError, TomoError, Unavailable
+from tomo.store.db import connect, reach, sqlite_file
 
 SCHEMA_VERSION = 1
 
@@ -212,8 +212,38 @@ class StoredMessage:
                 "data": self.data, "created_at": self.created_at}
 
 
+@dataclass(frozen=True, slots=True)
+class LoginLimits:
+    """Failed logins allowed per email and per client address within ``window_s`` before the console answers 429.
+
+    Here, beside the failures it counts, so that ``tomo users list`` can say who is locked out by the same rule
+    the console applies, and ``tomo users unlock`` can undo it."""
+
+    per_email: int = 5
+    per_address: int = 30
+    window_s: float = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What stands between a person and the console now: their live sessions, and the failed logins that lock them
+    out until ``locked_until`` (``None``: not locked)."""
+
+    sessions: int
+    failed_logins: int
+    locked_until: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sessions": self.sessions, "failed_logins": self.failed_logins, "locked_until": self.locked_until}
+
+
 class StoreNotReady(TomoError):
     """The console's tables do not exist yet (``tomo serve --init`` was never run on this store)."""
+
+
+def email_key(email: str) -> str:
+    """The key a failed login counts against for ``email`` (the console's per-person limit)."""
+    return f"email:{email.strip().lower()}"
 
 
 def hash_token(token: str) -> str:
@@ -250,11 +280,30 @@ class ConsoleStore:
         self._ph = hasher if hasher is not None else _hasher()
 
     @classmethod
-    def open(cls, url: str, *, hasher: Any = None) -> ConsoleStore:
+    def open(cls, url: str, *, hasher: Any = None, create: bool = True) -> ConsoleStore:
+        """The store at ``url``, connected once (a server that does not answer is
+        :class:`~tomo.errors.Unavailable` here, in one line naming its host and port).
+
+        ``create=False`` is for a verb that only reads: a SQLite file that is not there is
+        :class:`StoreNotReady` ("nothing yet") instead of a new empty file and folder."""
         url = normalize_url(url)
-        if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        return cls(connect(url, pool_pre_ping=url.startswith("postgresql")), hasher=hasher)
+        path = sqlite_file(url)
+        if path is not None:
+            if not create and not path.is_file():
+                raise StoreNotReady(f"there is nothing yet: no console store at {path}",
+                                    hint="`tomo serve --init` (with the same --db) creates it and a first admin")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise Unavailable(f"cannot create the folder of the SQLite store {path}: {exc.strerror or exc}",
+                                  hint="give --db sqlite:///PATH in a folder you may write to") from exc
+        store = cls(connect(url, pool_pre_ping=url.startswith("postgresql")), hasher=hasher)
+        try:
+            reach(store.engine)
+        except Unavailable:
+            store.close()
+            raise
+        return store
 
     @property
     def url(self) -> str:
@@ -353,6 +402,92 @@ class ConsoleStore:
         with self._tx() as conn:
             rows = conn.execute(select(users).order_by(users.c.id)).all()
             return [User(r.id, r.email, bool(r.is_admin), r.created_at, self._tenants_of(conn, r.id)) for r in rows]
+
+    def _user_id(self, conn: Connection, email: str) -> tuple[int, str]:
+        """The id of the user ``email`` (and the email as stored), or a :class:`ConfigError` naming it."""
+        clean = _clean_email(email)
+        user_id = conn.execute(select(users.c.id).where(users.c.email == clean)).scalar()
+        if user_id is None:
+            raise ConfigError(f"there is no user {clean!r} in the console store {self.url}",
+                              hint="`tomo users list` shows who can log in; `tomo users add EMAIL --tenant NAME` "
+                                   "adds someone")
+        return int(user_id), clean
+
+    def require_user(self, email: str) -> User:
+        """The user ``email``, or the same :class:`ConfigError` as every account verb for one that is not there."""
+        with self._tx() as conn:
+            _, clean = self._user_id(conn, email)
+        found = self.user(clean)
+        assert found is not None
+        return found
+
+    def access(self, limits: LoginLimits) -> dict[int, Access]:
+        """Every user's :class:`Access` by user id: live sessions, and failed logins within ``limits.window_s``
+        with the moment the console lets them try again (the same arithmetic as its login route)."""
+        now = time.time()
+        since = now - limits.window_s
+        with self._tx() as conn:
+            people = conn.execute(select(users.c.id, users.c.email)).all()
+            live: dict[int, int] = {int(uid): int(n) for uid, n in conn.execute(
+                select(sessions.c.user_id, func.count()).where(sessions.c.expires_at > now)
+                .group_by(sessions.c.user_id))}
+            keys = {email_key(p.email): p.id for p in people}
+            failed: dict[int, list[float]] = {}
+            for key, at in conn.execute(select(login_failures.c.key, login_failures.c.at).where(
+                    login_failures.c.key.in_(list(keys)), login_failures.c.at >= since)
+                    .order_by(login_failures.c.at)):
+                failed.setdefault(keys[key], []).append(float(at))
+        result: dict[int, Access] = {}
+        for person in people:
+            times = failed.get(person.id, [])
+            # locked while `per_email` failures are in the window: until the one that makes it so leaves it
+            locked = times[len(times) - limits.per_email] + limits.window_s if len(times) >= limits.per_email \
+                else None
+            result[person.id] = Access(live.get(person.id, 0), len(times),
+                                       locked if locked is not None and locked > now else None)
+        return result
+
+    def unlock(self, email: str) -> int:
+        """Forgets the failed logins of ``email``, so the right password works at once instead of answering 429 until
+        the window passes. Returns how many were forgotten. Raises for a user who is not there."""
+        with self._tx() as conn:
+            _, clean = self._user_id(conn, email)
+            return int(conn.execute(delete(login_failures).where(login_failures.c.key == email_key(clean)))
+                       .rowcount or 0)
+
+    def set_password(self, email: str, password: str) -> int:
+        """Replaces the password of ``email``. Their sessions end (whoever knew the old password is logged out with
+        it) and their failed logins are forgotten (the new password works now). Returns the sessions ended."""
+        if len(password) < 8:
+            raise ConfigError("the password is shorter than 8 characters", hint="choose a longer password")
+        new_hash = self._ph.hash(password)
+        with self._tx() as conn:
+            user_id, clean = self._user_id(conn, email)
+            conn.execute(update(users).where(users.c.id == user_id).values(password_hash=new_hash))
+            conn.execute(delete(login_failures).where(login_failures.c.key == email_key(clean)))
+            return int(conn.execute(delete(sessions).where(sessions.c.user_id == user_id)).rowcount or 0)
+
+    def revoke_sessions(self, email: str) -> int:
+        """Ends every session of ``email`` (a stolen cookie stops working; they log in again). Returns how many."""
+        with self._tx() as conn:
+            user_id, _ = self._user_id(conn, email)
+            return int(conn.execute(delete(sessions).where(sessions.c.user_id == user_id)).rowcount or 0)
+
+    def remove_user(self, email: str) -> int:
+        """Removes ``email``: their sessions end, and their memberships, their own conversations and their failed
+        logins go with them, in one transaction. Rows are deleted here rather than left to ``ON DELETE CASCADE``, so
+        a SQLite connection without foreign keys switched on cannot leave a live session behind. Returns the
+        sessions ended."""
+        with self._tx() as conn:
+            user_id, clean = self._user_id(conn, email)
+            ended = int(conn.execute(delete(sessions).where(sessions.c.user_id == user_id)).rowcount or 0)
+            theirs = select(conversations.c.id).where(conversations.c.user_id == user_id)
+            conn.execute(delete(messages).where(messages.c.conversation_id.in_(theirs)))
+            conn.execute(delete(conversations).where(conversations.c.user_id == user_id))
+            conn.execute(delete(memberships).where(memberships.c.user_id == user_id))
+            conn.execute(delete(login_failures).where(login_failures.c.key == email_key(clean)))
+            conn.execute(delete(users).where(users.c.id == user_id))
+        return ended
 
     def has_admin(self) -> bool:
         with self._tx() as conn:

@@ -16,7 +16,7 @@ from tomo.team.graph import (
     merge_under_headers,
     parse_stages,
 )
-from tomo.team.roles import ROLE_PROMPTS, ModelChooser, TeamSettings, parse_roles
+from tomo.team.roles import ROLE_PROMPTS, ModelChooser, TeamSettings, check_roles, parse_roles
 from tomo.team.runner import JobResult, StageResult, Team, TeamError
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "TeamSettings",
     "Worker",
     "WorkerOutput",
+    "check_roles",
     "current_worker",
     "idempotency_key",
     "merge_concat",

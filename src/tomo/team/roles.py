@@ -8,7 +8,8 @@ a role the map does not name runs on the primary model. ``[team.roles.NAME]`` in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from tomo.config import Settings
 from tomo.errors import ConfigError
 from tomo.models.base import Model
 from tomo.models.gateway import TIERS, detect_default_model, model_from_spec, split_spec, tier_table
+from tomo.team.graph import Stage, describe
 
 ROLE_PROMPTS: dict[str, str] = {
     "planner": (
@@ -128,6 +130,27 @@ def parse_roles(text: str) -> dict[str, str]:
                               hint="write e.g. --roles planner=fast,implementer=deep")
         roles[role] = target
     return roles
+
+
+def check_roles(roles: Mapping[str, str], stages: Sequence[Stage]) -> None:
+    """Refuses a ``--roles`` entry for a role that no worker of the graph has, before any work is done.
+
+    Why: the map is only looked up by the graph's roles, so ``implementor=deep`` (a typo, or a role of another graph)
+    was never read and the job ran the implementer on the primary model, the opposite of what was asked. Only the
+    command line's map is checked: ``[team.roles.NAME]`` in tomo.toml serves every graph, so it may name more roles.
+    """
+    present = list(dict.fromkeys(worker.role for stage in stages for worker in stage.workers))
+    unknown = [role for role in roles if role not in present]
+    if not unknown:
+        return
+    guesses = [f"{match[0]} for {role}" if len(unknown) > 1 else match[0] for role in unknown
+               if (match := difflib.get_close_matches(role, present, n=1, cutoff=0.6))]
+    said = ", ".join(repr(role) for role in unknown)
+    raise ConfigError(
+        f"--roles names {'a role' if len(unknown) == 1 else 'roles'} no worker of this job has: {said} "
+        f"(stages: {describe(stages)})",
+        hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
+        + f"the roles here are {', '.join(present)}; map only those, or add the role to --stages")
 
 
 ModelFactory = Callable[[str, Settings], Model]

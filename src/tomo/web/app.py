@@ -25,14 +25,14 @@ from tomo.config import Settings
 from tomo.errors import TomoError
 from tomo.loop import Limits
 from tomo.models.base import Model
-from tomo.store.console import ConsoleStore, Tenant
+from tomo.store.console import ConsoleStore, LoginLimits, Tenant, email_key
 from tomo.tools import Registry
 from tomo.web.assistant import NOT_ON, Assistant
 from tomo.web.auth import COOKIE, SAFE_METHODS, WebCaller, require_caller, same_origin, session_of
 from tomo.web.jobs import JobsReader
 from tomo.web.page import render_console, render_login
-from tomo.web.state import ConsoleState, LoginLimits, state_of
-from tomo.web.tools import DEFAULT_TOOLS, ConsoleTools, NotFound, build_registry
+from tomo.web.state import ConsoleState, state_of
+from tomo.web.tools import DEFAULT_TOOLS, Ambiguous, ConsoleTools, NotFound, build_registry
 
 ASSISTANT_ENV = "ASSISTANT_PROVIDER"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -237,7 +237,7 @@ def _routes(app: FastAPI) -> None:
             raise HTTPException(403, "a login must come from this console's own page")
         body = await _login_body(request, form)
         address = request.client.host if request.client else "unknown"
-        keys = (f"email:{body.email.strip().lower()}", f"address:{address}")
+        keys = (email_key(body.email), f"address:{address}")
         limits = state.login_limits
         for key, allowed in zip(keys, (limits.per_email, limits.per_address), strict=True):
             count, oldest = await asyncio.to_thread(state.store.recent_failures, key, limits.window_s)
@@ -294,9 +294,12 @@ def _routes(app: FastAPI) -> None:
         return JobsOut(jobs=_found(lambda: state_of(request).tools.list_jobs(caller.caller, status, workspace)))
 
     @app.get("/v1/web/jobs/{job_id}", tags=["jobs"], summary="One job: stages, worker outputs, usage",
-             responses={404: {"description": "no such job in your tenant"}})
-    def show_job(caller: Caller, request: Request, job_id: str) -> dict[str, Any]:
-        return _found(lambda: state_of(request).tools.show_job(caller.caller, job_id))
+             responses={404: {"description": "no such job in your tenant (or in that workspace)"},
+                        409: {"description": "two of your workspaces have a job with this id: name the workspace"}})
+    def show_job(caller: Caller, request: Request, job_id: str,
+                 workspace: Annotated[str | None, Query(description="the job's workspace (name or id)")] = None,
+                 ) -> dict[str, Any]:
+        return _found(lambda: state_of(request).tools.show_job(caller.caller, job_id, workspace))
 
     @app.get("/v1/web/workspaces", tags=["workspaces"], response_model=list[WorkspaceOut],
              summary="The repositories registered to your tenant")
@@ -384,6 +387,8 @@ def _found(fetch: Callable[[], Any]) -> Any:
         return fetch()
     except NotFound as exc:
         raise HTTPException(404, exc.message) from exc
+    except Ambiguous as exc:
+        raise HTTPException(409, exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
     except TomoError as exc:
         raise HTTPException(400, exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
 
@@ -410,4 +415,4 @@ def _pick_tenant(tenants: Sequence[Tenant], wanted: str | None) -> Tenant:
     return tenants[0]
 
 
-__all__ = ["SAFE_METHODS", "create_app"]
+__all__ = ["SAFE_METHODS", "LoginLimits", "create_app"]

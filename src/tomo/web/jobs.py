@@ -59,10 +59,14 @@ class JobsReader:
         jobs.sort(key=lambda j: j.created_at, reverse=True)
         return jobs
 
-    def get_job(self, workspaces: Sequence[Workspace], job_id: str) -> JobRecord | None:
-        """The job ``job_id`` if it belongs to one of ``workspaces``; any other job is ``None``, like a missing one."""
+    def find_jobs(self, workspaces: Sequence[Workspace], job_id: str) -> list[JobRecord]:
+        """Every job called ``job_id`` in ``workspaces`` (a job of any other workspace is not there, like a missing
+        one). A job id is unique in one store only: two workspaces, each with its own ``.tomo/team.sqlite``, can
+        both hold a job ``fix-login``, so this answers all of them and the caller decides (see
+        :meth:`tomo.web.tools.ConsoleTools.show_job`), instead of the first store asked deciding for it."""
         owned = {ws.path for ws in workspaces}
         seen: set[int] = set()
+        found: list[JobRecord] = []
         for ws in workspaces:
             store = self._store(Path(ws.path))
             if store is None or id(store) in seen:
@@ -70,8 +74,8 @@ class JobsReader:
             seen.add(id(store))
             job = store.get_job(job_id) if self._has_tables(store) else None
             if job is not None and job.workspace in owned:
-                return job
-        return None
+                found.append(job)
+        return found
 
     def _has_tables(self, store: JobStore) -> bool:
         """A store the team never wrote to (a shared server without its tables) holds no jobs, rather than failing.
@@ -101,11 +105,14 @@ def _job_store_url(workspace: Path) -> str | None:
     return default_url(workspace, JOB_STORE_FILE)
 
 
-def job_summary(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:
-    """One line of the jobs list: no outputs, just what a person scans for."""
+def job_summary(job: JobRecord, workspaces: dict[str, Workspace]) -> dict[str, Any]:
+    """One line of the jobs list: no outputs, just what a person scans for. ``workspaces`` maps paths to the
+    caller's workspaces: the job's workspace id goes with its id, since only the pair names one job everywhere."""
+    ws = workspaces.get(job.workspace)
     return {
         "job_id": job.job_id,
-        "workspace": names.get(job.workspace, Path(job.workspace).name),
+        "workspace": ws.name if ws is not None else Path(job.workspace).name,
+        "workspace_id": ws.id if ws is not None else None,
         "request": _clip(job.request, 300),
         "status": job.status,
         "reason": job.reason,
@@ -119,9 +126,9 @@ def job_summary(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def job_detail(job: JobRecord, names: dict[str, str]) -> dict[str, Any]:
+def job_detail(job: JobRecord, workspaces: dict[str, Workspace]) -> dict[str, Any]:
     """The whole job: stages, their workers, outputs and usage."""
-    detail = job_summary(job, names)
+    detail = job_summary(job, workspaces)
     detail["request"] = job.request
     detail["stages"] = [s.to_dict() for s in job.stages]
     return detail

@@ -23,6 +23,11 @@ class NotFound(TomoError):
     """A job, workspace or conversation that the caller's tenant does not have (whether or not it exists)."""
 
 
+class Ambiguous(TomoError):
+    """A name that fits more than one of the caller's own things (a job id in two of their workspaces): the caller
+    must say which, rather than be shown whichever was found first."""
+
+
 class ConsoleTools:
     """The tenant-scoped operations. Methods are registered as tools as they are (bound methods, typed)."""
 
@@ -54,29 +59,37 @@ class ConsoleTools:
             workspace: only jobs of this workspace (its name)
         """
         spaces = [self._workspace(caller, workspace)] if workspace else self._workspaces(caller)
-        names = {ws.path: ws.name for ws in spaces}
+        by_path = {ws.path: ws for ws in spaces}
         jobs = self.jobs.list_jobs(spaces)
         if status:
             jobs = [j for j in jobs if j.status == status]
-        return [job_summary(j, names) for j in jobs]
+        return [job_summary(j, by_path) for j in jobs]
 
-    def show_job(self, caller: Caller, job_id: str) -> dict[str, Any]:
+    def show_job(self, caller: Caller, job_id: str, workspace: str | None = None) -> dict[str, Any]:
         """One job with its stages, each worker's output and the tokens used.
 
         Args:
             job_id: the job's id, as list_jobs shows it
+            workspace: the job's workspace (its name or id, as list_jobs shows it); needed only when two of your
+                workspaces have a job with this id
         """
-        spaces = self._workspaces(caller)
-        job = self.jobs.get_job(spaces, job_id)
-        if job is None:
-            raise NotFound(f"there is no job {job_id!r}", hint="list_jobs shows your team's jobs")
-        return job_detail(job, {ws.path: ws.name for ws in spaces})
+        spaces = [self._workspace(caller, workspace)] if workspace else self._workspaces(caller)
+        found = self.jobs.find_jobs(spaces, job_id)
+        by_path = {ws.path: ws for ws in spaces}
+        if not found:
+            where = f" in workspace {spaces[0].name!r}" if workspace else ""
+            raise NotFound(f"there is no job {job_id!r}{where}", hint="list_jobs shows your team's jobs")
+        if len(found) > 1:
+            names = ", ".join(sorted(by_path[j.workspace].name for j in found))
+            raise Ambiguous(f"job {job_id!r} is in {len(found)} of your workspaces ({names})",
+                            hint="say which: the workspace argument (GET /v1/web/jobs/ID?workspace=NAME)")
+        return job_detail(found[0], by_path)
 
     def job_details(self, caller: Caller, limit: int = 50) -> list[dict[str, Any]]:
         """The newest jobs in full (the page's jobs view): one read per store, not one per job."""
         spaces = self._workspaces(caller)
-        names = {ws.path: ws.name for ws in spaces}
-        return [job_detail(j, names) for j in self.jobs.list_jobs(spaces)[:limit]]
+        by_path = {ws.path: ws for ws in spaces}
+        return [job_detail(j, by_path) for j in self.jobs.list_jobs(spaces)[:limit]]
 
     def find_symbol(self, caller: Caller, workspace: str, query: str) -> list[dict[str, Any]]:
         """Definitions whose name matches ``query`` in one of your workspaces (prism's code graph).

@@ -41,6 +41,8 @@ def test_the_plan_skips_recorded_runs_and_takes_the_kinds_in_turn() -> None:
     assert len(jobs) == len(SMALL.tasks)
     assert [j.task.kind for j in jobs[:4]] == ["feature", "fix", "rename", "repro"]
     done = {jobs[0].key(SMALL.name), jobs[5].key(SMALL.name)}
+    both = plan(SMALL, SMALL.tasks, [strict, parse_variant("mini")], [REFERENCE], 1, set())
+    assert {j.variant.name for j in both} == {"strict"}  # the peer has no engine ceiling to replay through
     left = plan(SMALL, SMALL.tasks, [strict], ["m"], 1, done)
     assert len(left) == len(jobs) - 2 and jobs[0] not in left and jobs[1] in left
 

@@ -5,16 +5,13 @@ queued again while it runs attaches to the queued runs instead of running them t
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pg_cluster import PostgresCluster, pg_bindir
 from tomo.lab.records import LabStore, RunRecord
 from tomo.lab.suite import BUNDLED
 
@@ -184,9 +182,7 @@ def test_a_racing_worker_that_records_second_is_not_an_error(tmp_path: Path, mon
         store.close()
 
 # ---- PostgreSQL -------------------------------------------------------------------------------------------------
-# A throwaway cluster, made as tests/team/conftest.py makes one for the team's scale-out tests (a fixture does not
-# cross sibling folders, and a tests/lab/conftest.py would shadow the root conftest that test_peer_mini imports):
-# a temp directory, a free port, the Debian binaries, run as the ``postgres`` user under root (initdb refuses root).
+# A throwaway cluster (tests/pg_cluster.py, as the team's and the console's tests make one).
 # Where PostgreSQL is missing the test skips with the reason, except under CI, where it fails.
 
 
@@ -198,46 +194,18 @@ def require(condition: bool, what: str, fix: str) -> None:
     pytest.skip(f"{what} ({fix})")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[str]:
     """A SQLAlchemy URL of a fresh PostgreSQL cluster (database ``postgres``, user ``postgres``, trust auth)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    require(bool(found), "PostgreSQL is not installed", "apt-get install postgresql")
-    bindir = Path(found[-1]).parent
-    base = Path(tempfile.mkdtemp(prefix="tomo-lab-pg-", dir="/tmp"))
-    data, sockets = base / "data", base / "sock"
-    sockets.mkdir()
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            owner = pwd.getpwnam("nobody")
-        for path in (base, sockets):
-            os.chown(path, owner.pw_uid, owner.pw_gid)
-        as_user = ["runuser", "-u", owner.pw_name, "--"]
-    port = _free_port()
-    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E",
-                    "UTF8", "--no-sync", "--no-instructions"], check=True, capture_output=True, timeout=120)
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-    started = subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-                              str(base / "log"), "-w", "-t", "60", "start"], capture_output=True, text=True,
-                             timeout=120)
-    if started.returncode != 0:
-        log = (base / "log").read_text() if (base / "log").exists() else ""
-        pytest.fail(f"PostgreSQL did not start: {started.stderr}\n{log}")
+    bindir = pg_bindir()
+    require(bindir is not None, "PostgreSQL is not installed", "apt-get install postgresql")
+    assert bindir is not None
+    cluster = PostgresCluster(bindir, prefix="tomo-lab-pg-")
+    cluster.start()
     try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+        yield cluster.url()
     finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
+        cluster.stop()
 
 
 def test_on_postgres_a_worker_stopped_mid_run_hands_it_back_to_the_driver(tmp_path: Path, postgres: str) -> None:

@@ -8,25 +8,19 @@ CI (``CI`` set), where they FAIL: the console must be proven on both stores wher
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
-import subprocess
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import Server, free_port
+from web_support import Server
+
+from pg_cluster import PostgresCluster, pg_bindir
 
 IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
 
 
 def _missing(reason: str) -> None:
@@ -35,47 +29,9 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-class PostgresCluster:
-    def __init__(self, bindir: Path) -> None:
-        self.bindir = bindir
-        self.root = Path(tempfile.mkdtemp(prefix="tomo-web-pg-"))
-        self.data = self.root / "data"
-        self.port = free_port()
-        self.as_root = os.geteuid() == 0
-        if self.as_root:  # initdb refuses to run as root: the cluster belongs to the postgres user
-            shutil.chown(self.root, "postgres", "postgres")
-
-    def _run(self, *args: str) -> None:
-        cmd = [str(self.bindir / args[0]), *args[1:]]
-        if self.as_root:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-
-    def start(self) -> None:
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8")
-        opts = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-o", opts, "-w", "start")
-
-    def stop(self) -> None:
-        try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-    def url(self, db: str = "postgres") -> str:
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{db}"
-
-    def admin(self, sql: str) -> None:
-        import psycopg
-
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres",
-                             autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresCluster]:
-    bindir = _pg_bin()
+    bindir = pg_bindir()
     if bindir is None:
         _missing("PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb)")
     if os.geteuid() == 0 and shutil.which("runuser") is None:
@@ -85,7 +41,7 @@ def postgres() -> Iterator[PostgresCluster]:
     except ImportError:
         _missing("psycopg is not installed (pip install 'tomo[web]')")
     assert bindir is not None
-    cluster = PostgresCluster(bindir)
+    cluster = PostgresCluster(bindir, prefix="tomo-web-pg-")
     cluster.start()
     yield cluster
     cluster.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from pg_cluster import free_port
 from tomo.store.db import connect, default_url
 from tomo.store.jobs import JobStore, NewStage, NewWorker
 
@@ -27,12 +27,6 @@ def tomo_process(*args: str, **env: str) -> subprocess.Popen[str]:
                **env}
     return subprocess.Popen([sys.executable, "-m", "tomo", *args], env=environ, text=True, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:

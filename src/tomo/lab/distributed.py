@@ -29,7 +29,6 @@ import json
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from tomo.errors import ConfigError
 from tomo.lab.records import Key, LabStore, RunRecord
 from tomo.lab.runner import Job, RunSettings, Variant, run_job, stop_all
 from tomo.lab.suite import BUNDLED, Suite, load_suite
+from tomo.store.executors import dead_executors
 
 try:
     from dbos import DBOS, DBOSConfig, SetWorkflowID
@@ -230,25 +230,13 @@ def _janitor(served: _Served, stale_after: float) -> None:
         store = served.store
         try:
             store.heartbeat(served.executor_id, host, os.getpid())
-            dead = [executor_id for executor_id, on, pid, seen_at in store.executors()
-                    if executor_id != served.executor_id
-                    and ((on == host and not _alive(pid)) or time.time() - seen_at > stale_after)]
+            dead = dead_executors(store.executors(), served.executor_id, host, stale_after)
             if dead:
                 DBOS._recover_pending_workflows(dead)
                 for executor_id in dead:
                     store.forget_executor(executor_id)
         except Exception as exc:  # keep serving: the next round tries again
             DBOS.logger.warning(f"tomo lab janitor: {exc}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # ---- driving a plan -----------------------------------------------------------------------------------------------

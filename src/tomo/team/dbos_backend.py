@@ -26,7 +26,6 @@ import asyncio
 import os
 import socket
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 from tomo import __version__
 from tomo.errors import ConfigError
 from tomo.events import StageStarted
+from tomo.store.executors import dead_executors
 from tomo.store.jobs import JobStore
 from tomo.team.graph import TaskGraph
 from tomo.team.roles import provider_of
@@ -232,25 +232,14 @@ def _janitor(served: _Served, stale_after: float) -> None:
         store = served.team.store
         try:
             store.heartbeat(served.executor_id, host, os.getpid())
-            dead = [row.executor_id for row in store.executors()
-                    if row.executor_id != served.executor_id
-                    and ((row.host == host and not _alive(row.pid)) or time.time() - row.seen_at > stale_after)]
+            rows = [(row.executor_id, row.host, row.pid, row.seen_at) for row in store.executors()]
+            dead = dead_executors(rows, served.executor_id, host, stale_after)
             if dead:
                 DBOS._recover_pending_workflows(dead)
                 for executor_id in dead:
                     store.forget_executor(executor_id)
         except Exception as exc:  # keep serving: the next round tries again
             DBOS.logger.warning(f"tomo team janitor: {exc}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _wait(team: Team, job_id: str, handle: Any) -> JobResult:

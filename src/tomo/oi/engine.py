@@ -429,7 +429,7 @@ class Engine:
                           round_: int = 0) -> str:
         """One shell command run by the harness (not written by the model) as block ``number``: in the sandbox,
         measured, recorded in ``gates`` as evidence; returns the report a model would read."""
-        block = Block(label="bash", code=command + "\n", line=0, runner="shell")
+        block = harness_block(command)
         emit(BlockStarted(round_, number, "shell", block.code))
         return await self._run_block(block, number, gates, emit)
 
@@ -459,7 +459,7 @@ class Engine:
         broken by this turn. None without a check, or when the check could not say (it did not run tests)."""
         if not self.check:
             return None
-        argv = ["/usr/bin/env", "PYTHONDONTWRITEBYTECODE=1", BASH, "-c", self.check]
+        argv = self._argv(harness_block(self.check), {})
         try:
             result = await self.sandbox.run(argv, "argv", self.root, self.limits)
         except SandboxError:
@@ -598,6 +598,11 @@ class Engine:
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:
             self.checkpoint(new)
+
+
+def harness_block(command: str) -> Block:
+    """A shell command tomo runs itself (the project's check), as a block, so it runs exactly as the model's do."""
+    return Block(label="bash", code=command + "\n", line=0, runner="shell")
 
 
 def push_back_message(rounds_left: int, *, tools: bool = False, target: tuple[str, str] | None = None) -> str:

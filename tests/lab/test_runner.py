@@ -98,3 +98,15 @@ def test_run_all_records_each_run_and_resumes(tmp_path: Path) -> None:
     assert done[0].outcome == "unverified" and not done[0].claim  # plain has no gate: never "verified"
     assert plan(SMALL, [task("rename-max-attempts")], [parse_variant("plain")], [REFERENCE], 1, store.keys()) == []
     store.close()
+
+
+def test_the_ceiling_goes_red_first_exactly_when_the_variant_asks_and_runs_the_variants_check() -> None:
+    from tomo.lab.ceiling import replies
+
+    fix = task("fix-business-days")
+    for flags in (["--repro"], ["--claim", "repro"], ["--claim=repro"]):
+        steps = replies(fix, flags)
+        assert len(steps) == 3 and "tests/test_hidden_workdays.py" in str(steps[0]["content"]), flags
+    assert len(replies(fix, ["--claim", "exec"])) == 2 and len(replies(fix, [])) == 2
+    assert "\nmake check\n```" in str(replies(fix, ["--check=make check"])[0]["content"])
+    assert fix.check in str(replies(fix, ["--check", "auto"])[0]["content"])

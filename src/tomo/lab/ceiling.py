@@ -70,18 +70,24 @@ def _marker(text: str) -> str:
     return marker
 
 
+def option(flags: list[str], name: str) -> str | None:
+    """The value a variant gives option ``name`` (``--check CMD`` or ``--check=CMD``), or None."""
+    for i, flag in enumerate(flags):
+        if flag == name and i + 1 < len(flags):
+            return flags[i + 1]
+        if flag.startswith(name + "="):
+            return flag.partition("=")[2]
+    return None
+
+
 def _check_of(task: Task, flags: list[str]) -> str:
-    if "--check" in flags:
-        given = flags[flags.index("--check") + 1] if flags.index("--check") + 1 < len(flags) else "auto"
-        if given != "auto":
-            return given
-    return task.check or DEFAULT_CHECK
+    given = option(flags, "--check")
+    return given if given not in (None, "auto") else task.check or DEFAULT_CHECK
 
 
 def _wants_red_first(flags: list[str]) -> bool:
     """--repro keeps the turn open for a failing check before the fix; --claim repro makes it the price of the claim."""
-    claim = flags[flags.index("--claim") + 1] if "--claim" in flags[:-1] else ""
-    return "--repro" in flags or claim == "repro" or "--claim=repro" in flags
+    return "--repro" in flags or option(flags, "--claim") == "repro"
 
 
 def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:

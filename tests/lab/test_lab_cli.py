@@ -52,6 +52,11 @@ def test_bad_variants_and_empty_databases_are_usage_errors(run_tomo, tmp_path: P
     assert bad.returncode == 2 and "--json" in bad.stderr and "Traceback" not in bad.stderr
     empty = run_tomo("lab", "report", "--db", str(tmp_path / "b.sqlite"))
     assert empty.returncode == 2 and "no lab runs recorded" in empty.stderr
+    assert not (tmp_path / "b.sqlite").exists()  # a report reads; it never leaves an empty database behind
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    nothing = run_tomo("lab", "report", cwd=bare)
+    assert nothing.returncode == 2 and "no lab runs recorded" in nothing.stderr and list(bare.iterdir()) == []
 
 
 def record(task: str, model: str, solved: bool, claim: bool) -> RunRecord:

@@ -270,10 +270,10 @@ def report_command(
     """Per variant and model: solved (by the oracle) with a 95% interval, false claims, tokens, wall time; paired
     A/B differences with an exact McNemar test; by task kind."""
     from tomo.lab import report as rep
-    from tomo.lab.records import LabStore, as_dict, db_url
+    from tomo.lab.records import as_dict, open_for_reading
     from tomo.lab.runner import machine
 
-    store = LabStore(db_url(db))
+    store = open_for_reading(db)
     try:
         records = store.records(suite)
     finally:
@@ -349,10 +349,10 @@ def bless_command(
     """Write the blessed list from the recorded runs of SUITE: each model's best variant against the engine ceiling
     (model 'reference') under the same variant. `tomo models` shows it; detection prefers blessed models."""
     from tomo.lab.bless import bless, write
-    from tomo.lab.records import LabStore, db_url
+    from tomo.lab.records import open_for_reading
     from tomo.models.blessed import BLESSED_FILE
 
-    store = LabStore(db_url(db))
+    store = open_for_reading(db)
     try:
         data = bless(suite, store.records(suite))
     finally:

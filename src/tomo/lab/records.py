@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Boolean, Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, select
 from sqlalchemy.exc import IntegrityError
 
+from tomo.errors import ConfigError
 from tomo.store.db import connect
 
 METADATA = MetaData()
@@ -90,19 +91,31 @@ class RunRecord:
         return self.claim and not self.solved
 
 
-def default_db(cwd: Path | None = None) -> str:
+def default_db(cwd: Path | None = None, *, create: bool = True) -> str:
     folder = (cwd or Path.cwd()) / ".tomo"
-    folder.mkdir(parents=True, exist_ok=True)
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'lab.sqlite'}"
 
 
-def db_url(db: str | None) -> str:
-    """``--db``: a URL, a file path, or (None) ``.tomo/lab.sqlite`` under the current directory."""
+def db_url(db: str | None, *, create: bool = True) -> str:
+    """``--db``: a URL, a file path, or (None) ``.tomo/lab.sqlite`` under the current directory (its folder made
+    only when ``create``)."""
     if db is None:
-        return default_db()
+        return default_db(create=create)
     if "://" in db:
         return db
     return f"sqlite:///{Path(db).resolve()}"
+
+
+def open_for_reading(db: str | None) -> LabStore:
+    """The store a reading verb (report, bless) reads: a SQLite file that does not exist is an error, never created
+    (a report asked of the wrong folder must not leave an empty database behind)."""
+    url = db_url(db, create=False)
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        raise ConfigError(f"no lab runs recorded in {url.removeprefix('sqlite:///')}: the file does not exist",
+                          hint="run some with `tomo lab run SUITE --model SPEC`, or name the database with --db")
+    return LabStore(url)
 
 
 class LabStore:

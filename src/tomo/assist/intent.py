@@ -19,5 +19,12 @@ _RENAME = re.compile(
 def rename_target(text: str) -> str | None:
     """The new name when ``text`` asks to rename something ("rename the method total to subtotal everywhere",
     "Rename it to Reading"), else None."""
+    request = rename_request(text)
+    return request[1] if request else None
+
+
+def rename_request(text: str) -> tuple[str, str] | None:
+    """``(between, new)``: the words between "rename" and "to NEW" (where a sentence says what it renames) and the
+    new name, when ``text`` asks for a rename; else None."""
     match = _RENAME.search(text)
-    return match["new"] if match else None
+    return (match["rest"], match["new"]) if match else None

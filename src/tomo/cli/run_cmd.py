@@ -259,6 +259,7 @@ def _run_rename(task: str, chosen: Any, box: Any, root: Path, max_rounds: int, e
     so the outcome means what it means for the oi engine."""
     from tomo.assist import AssistOptions, Session
     from tomo.assist.engine import run as assist_run
+    from tomo.assist.named import named_rename
     from tomo.oi.approval import ApproveAll
     from tomo.oi.engine import Engine, TurnSummary
     from tomo.oi.gates import TurnGates
@@ -275,17 +276,21 @@ def _run_rename(task: str, chosen: Any, box: Any, root: Path, max_rounds: int, e
         graph = Graph.open(root)
         session = Session(graph, sink=sink)
         try:
-            done = await assist_run(task, chosen, session.invoke, options, sink)
+            named = named_rename(task, graph)
+            written = named is not None and _rename_named(session, *named, sink)
+            if not written:
+                done = await assist_run(task, chosen, session.invoke, options, sink)
+                written = bool(done.written)
+                summary.rounds, summary.usage.input_tokens, summary.usage.output_tokens = (
+                    done.steps, done.input_tokens, done.output_tokens)
+                if done.error:
+                    summary.ended_by, summary.error = "error", done.error
+                elif done.stopped_by:
+                    summary.ended_by = "rounds"
         finally:
             session.close()
-        summary.rounds, summary.usage.input_tokens, summary.usage.output_tokens = (
-            done.steps, done.input_tokens, done.output_tokens)
-        if done.error:
-            summary.ended_by, summary.error = "error", done.error
-        elif done.stopped_by:
-            summary.ended_by = "rounds"
         gates.record(1, "edit", "apply_plan", 0, kind="neutral")
-        if done.written and check:
+        if written and check:
             engine = Engine(chosen, box, ApproveAll(), root, limits=limits, context=False)
             summary.blocks = 2
             await engine.run_command(check, 2, gates, sink.emit, round_=summary.rounds)
@@ -300,6 +305,22 @@ def _run_rename(task: str, chosen: Any, box: Any, root: Path, max_rounds: int, e
     sink.emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
                         summary.gates_dict(), summary.outcome, summary.reason))
     return _result(summary, session_id)
+
+
+def _rename_named(session: Any, symbol: Any, new_name: str, sink: Sink) -> bool:
+    """The harness plans and applies the rename the sentence names (``tomo.assist.named``), by handle like a model's
+    plan; True when it wrote files. Anything the graph refuses (a conflict, references it cannot prove) is said and
+    the model takes the task instead."""
+    sink.emit(Notice("info", f"the sentence names one symbol, {symbol.qualname} ({symbol.kind} at {symbol.path}:"
+                             f"{symbol.line}): the harness plans its rename to {new_name} without asking the model"))
+    try:
+        plan = session.invoke("rename_plan", {"symbol": symbol.qualname, "new_name": new_name})
+        applied = session.invoke("apply_plan", {"handle": plan.handle})
+    except TomoError as exc:
+        sink.emit(Notice("warning", f"the harness did not apply its rename ({exc}); the model plans it instead"))
+        return False
+    sink.emit(Notice("info", applied.receipt))
+    return bool(applied.payload["files"])
 
 
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,

@@ -77,6 +77,16 @@ async def test_a_definitions_only_block_is_an_edit_of_the_one_file_that_defines_
     assert summary.verified
 
 
+async def test_a_test_command_typed_after_the_definition_is_left_out_not_a_reason_to_refuse(make_engine, strict,
+                                                                                             project):
+    replies = [py_block(FIXED_ADD + "\n# run the tests\npython -m pytest -q\n"), GREEN, say("fixed")]
+    summary, messages, _, _ = await turn(make_engine, strict, project, replies, exec_gate=True)
+    assert "return a + b" in (project / "calc.py").read_text()
+    assert "pytest" not in (project / "calc.py").read_text()
+    assert "which is not Python (`python -m pytest -q`)" in messages[2].content
+    assert summary.verified
+
+
 async def test_inference_can_be_switched_off_and_never_guesses_between_files(make_engine, strict, project):
     summary, _, _, _ = await turn(make_engine, strict, project, [py_block(FIXED_ADD), say("ok")], infer_edits=False)
     assert summary.outcome == "unchanged"

@@ -108,6 +108,25 @@ def test_a_block_that_does_not_parse_changes_nothing():
         splice_python(MODULE, "def mean(values)\n    return 0\n")
 
 
+def test_a_command_or_sentence_after_the_definitions_is_left_out_and_named():
+    block = ("def mean(values):\n    return math.fsum(values) / len(values)\n\n# run the tests\n"
+             "python -m pytest -q -x --tb=short -p no:cacheprovider\n")
+    done = splice_python(MODULE, block)
+    assert done.replaced == ["mean"] and "math.fsum(values)" in done.text and "pytest" not in done.text
+    assert done.ignored == ["line 5 of the block, which is not Python (`python -m pytest -q -x --tb=short -p "
+                            "no:cacheprovider`): a command goes in its own ```bash block"]
+    prose = splice_python(MODULE, "def mean(values):\n    return 0\nThis returns zero.\nIt is simpler.\n")
+    assert "lines 3-4 of the block, which are not Python (`This returns zero.`)" in prose.ignored[0]
+
+
+def test_a_syntax_error_inside_a_definition_is_never_cut_away():
+    for block in ("def mean(values):\n    return 1\n\ndef median(values:\n    return 2\n",  # a broken def
+                  "def mean(values):\n    return 1\nfor x in\n",  # a broken statement that opens a block
+                  "python -m pytest -q\n"):  # nothing but the command: no definition to keep
+        with pytest.raises(SpliceError, match="does not parse"):
+            splice_python(MODULE, block)
+
+
 def test_an_indented_block_is_dedented_first():
     done = splice_python(MODULE, "    def mean(values):\n        return 0\n")
     assert "def mean(values):\n    return 0\n" in done.text

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from tomo.errors import PrismError
 from tomo.oi.blocks import Block
 from tomo.oi.workspace import SKIP_DIRS
-from tomo.prism.splice import splice_python
+from tomo.prism.splice import parse_block, splice_python
 
 DIFF_LINES = 40
 """At most this many diff lines go back to the model (it wrote the code; the diff only confirms where it went)."""
@@ -86,9 +86,8 @@ def path_comment(root: Path, block: Block) -> str | None:
     full, _ = resolve_target(root, path)
     if full is None or not full.is_file():
         return None
-    try:
-        tree = ast.parse(block.code)
-    except SyntaxError:
+    tree = _tree(block.code)
+    if tree is None:
         return None
     defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body)
     return path if defines else None
@@ -99,9 +98,8 @@ def definitions_only(block: Block) -> list[str]:
     else []."""
     if block.runner != "python":
         return []
-    try:
-        tree = ast.parse(block.code)
-    except SyntaxError:
+    tree = _tree(block.code)
+    if tree is None:
         return []
     names: list[str] = []
     for node in tree.body:
@@ -111,6 +109,15 @@ def definitions_only(block: Block) -> list[str]:
                   or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))):
             return []
     return names
+
+
+def _tree(code: str) -> ast.Module | None:
+    """The block's tree, a trailing command or sentence cut off as the splice will (``parse_block``); None when it
+    does not parse."""
+    try:
+        return parse_block(code)[1]
+    except (PrismError, ValueError):
+        return None
 
 
 def apply_edit(root: Path, target: str, code: str, symbol: str | None = None) -> EditResult:

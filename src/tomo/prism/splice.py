@@ -71,7 +71,7 @@ def splice_python(source: str, block: str, symbol: str | None = None) -> Splice:
     """Lays the definitions of ``block`` into ``source``. ``symbol`` (``name`` or ``Class.method``) anchors a block
     that holds one definition to that definition, whatever the block's own name for it."""
     block = textwrap.dedent(block).strip("\n") + "\n"
-    new_tree = _parse(block, "the block")
+    block, new_tree, dropped = parse_block(block)
     _refuse_stubs(new_tree, source)
     try:
         old_tree: ast.Module | None = ast.parse(source)
@@ -81,12 +81,12 @@ def splice_python(source: str, block: str, symbol: str | None = None) -> Splice:
         if symbol:
             raise SpliceError("the file does not parse, so its definitions cannot be found",
                               hint="write the whole corrected file in the block, without a ::symbol")
-        return Splice(block, whole=True)
+        return Splice(block, whole=True, ignored=dropped)
     lines = source.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     block_lines = block.splitlines(keepends=True)
-    result = Splice(source)
+    result = Splice(source, ignored=dropped)
     changes: list[_Change] = []
     if symbol:
         _anchored(old_tree, new_tree, block_lines, symbol, changes, result)
@@ -323,12 +323,34 @@ def _stub_in(source: str, name: str) -> bool:
                for n in ast.walk(tree))
 
 
-def _parse(text: str, what: str) -> ast.Module:
+def parse_block(block: str) -> tuple[str, ast.Module, list[str]]:
+    """The block's tree; a block whose definitions parse but which ends in lines that are not Python (a small model
+    appends the test command or a sentence to its edit) is cut before those lines, which are named so the caller
+    can say they were left out. Only a tail that starts at the top level is cut, after at least one whole
+    definition: a syntax error inside a definition is still an error."""
     try:
-        return ast.parse(text)
+        return block, ast.parse(block), []
     except SyntaxError as exc:
-        raise SpliceError(f"{what} does not parse: line {exc.lineno}: {exc.msg}",
-                          hint="write valid Python: whole definitions, consistently indented") from None
+        error = exc
+    lines = block.splitlines(keepends=True)
+    bad = min(max((error.lineno or 1) - 1, 0), len(lines) - 1)
+    cut = next((i for i in range(bad, 0, -1) if lines[i][:1].strip() and not lines[i].startswith("#")), 0)
+    tail = [line for line in lines[cut:] if line.strip()]
+    opens = ("def ", "class ", "async ", "@", "if ", "for ", "while ", "with ", "try:", "import ", "from ")
+    if cut and not any(line[:1].isspace() for line in tail) and not tail[0].startswith(opens):
+        head = "".join(lines[:cut])
+        try:
+            tree = ast.parse(head)
+        except SyntaxError:
+            tree = None
+        if tree is not None and any(isinstance(n, _DEFS) for n in tree.body):
+            where = f"line {cut + 1}" if len(lines) == cut + 1 else f"lines {cut + 1}-{len(lines)}"
+            first = tail[0].strip() if len(tail[0].strip()) <= 60 else tail[0].strip()[:57] + "..."
+            verb = "is" if where.startswith("line ") else "are"
+            return head, tree, [f"{where} of the block, which {verb} not Python (`{first}`): a command goes in "
+                                "its own ```bash block"]
+    raise SpliceError(f"the block does not parse: line {error.lineno}: {error.msg}",
+                      hint="write valid Python: whole definitions, consistently indented")
 
 
 def _must_parse(text: str) -> None:

@@ -170,3 +170,15 @@ async def test_a_reply_that_broke_off_ends_the_turn_as_an_error_and_runs_nothing
     assert summary.ended_by == "error" and summary.outcome == "error" and not summary.verified
     assert "broke off" in summary.reason and model.remaining == 1
     assert sink.of(TurnEnded)[0].outcome == "error"
+
+
+async def test_a_long_task_is_restated_at_the_end_of_the_first_message_cut_between_words(make_engine, strict,
+                                                                                         project):
+    task = "add() subtracts; make it add. " + "The totals are wrong everywhere downstream. " * 12
+    engine, model = make_engine(strict, project, [say("ok")], context=True)
+    await engine.turn([], task, ListSink())
+    first = model.sent[0][-1].content
+    restated = first[first.rindex("Task: ") + len("Task: "):first.rindex("\nYour first reply:")]
+    assert restated.endswith(" …") and len(restated) <= 402
+    assert " ".join(task.split()).startswith(restated.removesuffix(" …"))
+    assert restated.removesuffix(" …").split()[-1] in task.split()  # a whole word, never half of one

@@ -567,7 +567,7 @@ class Engine:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
         if history or not self.context:
             return user
-        self._task_line = " ".join(user.split())[:300]
+        self._task_line = _shortened(" ".join(user.split()), 400)
         try:
             module = importlib.import_module("tomo.oi.context_pack")
         except ImportError:
@@ -632,3 +632,12 @@ def refusal(missing: list[tuple[str, str]], rounds_left: int, *,
     lines.append(f"[tomo: {rounds_left} round(s) left. Run what is missing {how} is refused again until the gate "
                  "is satisfied.]")
     return "\n".join(lines)
+
+
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut at the last word that fits in ``limit`` characters, with an ellipsis when cut (a word cut in
+    half is a different word to a small model)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    return (head[:head.rfind(" ")] if " " in head else head).rstrip(" ,;:") + " …"

@@ -208,3 +208,20 @@ def test_names_only_in_a_reproducer_can_be_damped(repo: Path) -> None:
     assert "shop/mailer.py" not in rank_in(repo, SNIPPET_TASK, name_snippet=0.0).reasons
     said = SNIPPET_TASK + "\nThe receipt comes from send_receipt() as well.\n"  # in prose too: a name like any
     assert "defines `send_receipt`" in rank_in(repo, said, name_snippet=0.0).reasons["shop/mailer.py"]
+
+
+def test_short_definitions_are_shown_whole_with_the_constants_they_use(tmp_path: Path) -> None:
+    steps = "".join(f"def step{i}(d):\n" + "".join(f"    x{j} = {j}\n" for j in range(5)) + "    return d\n\n\n"
+                    for i in range(3))  # seven lines each: past three full bodies, a signature
+    (tmp_path / "days.py").write_text(
+        'SATURDAY = 5  # Monday is 0\nWEEKEND = (5, 6)\nTABLE = {\n    "a": 1,\n}\nunused = 3\n\n\n' + steps
+        + "def add_days(d, n):\n    while n:\n        d += 1\n        if d.weekday() > SATURDAY:\n"
+          "            continue\n        n -= is_workday(d)\n    return d\n\n\n"
+          "def is_workday(d):\n    return d.weekday() < SATURDAY and TABLE\n")
+    pack = build(tmp_path, "add_days(friday, 1) lands on a Saturday; step0, step1 and step2 are fine")
+    assert pack.symbols.index("days.py::is_workday") >= 3  # ranked after three bodies
+    assert "return d.weekday() < SATURDAY and TABLE" in pack.text  # short: whole anyway
+    assert "signature)" in pack.text  # the long ones past three are still signatures
+    tail = pack.text[pack.text.index("Module-level names the code above uses"):]
+    assert "SATURDAY = 5  # Monday is 0" in tail
+    assert "TABLE" not in tail and "WEEKEND" not in tail and "unused" not in tail  # many lines; not used

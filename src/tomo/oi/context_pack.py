@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ from tomo.prism import store as prism_store
 from tomo.prism.indexer import Progress
 
 DEFAULT_BUDGET = 3000
+SHORT_BODY = 6  # lines: a definition this short is shown whole, past the three full bodies
+_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=(?!=)\s*\S")
 LSP_TIMEOUT = 15.0  # seconds for the language server in all: start, initialize, every query
 _TEST_NAMES = ("conftest.py", "tests.py")
 
@@ -680,6 +683,7 @@ def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
     rest: list[str] = []
     bodies = 0
     lines_cache: dict[str, list[str]] = {}
+    in_full: dict[str, list[str]] = {}  # per file, the lines of the definitions shown whole
     for key in pack.symbols[:20]:
         found = defs.get(key)
         if found is None:
@@ -695,10 +699,11 @@ def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
             lines_cache[d.path] = lines
         src = lines[d.line - 1 : max(d.end_line, d.line)]
         block = None
-        if bodies < 3 and len(src) <= 80:
+        if (bodies < 3 and len(src) <= 80) or len(src) <= SHORT_BODY:  # a short one costs what its signature does
             block = _fence(f"{key} (lines {d.line}-{max(d.end_line, d.line)})", src)
             if used + len(block) <= budget * 0.8:
                 bodies += 1
+                in_full.setdefault(d.path, []).extend(src)
             else:
                 block = None
         if block is None:
@@ -707,6 +712,11 @@ def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
             shown.append(key)
         else:
             rest.append(key)
+    for path, body in in_full.items():
+        used_names = module_constants(lines_cache.get(path, []), body)
+        if used_names:
+            put(f"\nModule-level names the code above uses, as {path} has them:\n```{path}\n"
+                + "\n".join(used_names) + "\n```\n")
     more = [k for k in pack.symbols[:40] if k not in shown and k not in rest] if len(pack.symbols) > 20 else []
     if rest or more:
         items = rest + more
@@ -715,6 +725,19 @@ def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
             items = items[:-1]
             line = "Also relevant: " + ", ".join(items) + (" ...\n" if items else "\n")
     return "".join(out)
+
+
+def module_constants(file_lines: list[str], body: list[str]) -> list[str]:
+    """The file's one-line top-level constant assignments (``SATURDAY = 5  # Monday is 0``) whose name ``body`` uses.
+    A fix often turns on such a value, and a model shown only the function guesses it."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(body)))
+    found = []
+    for line in file_lines:
+        match = _CONSTANT.match(line)
+        whole = all(line.count(a) == line.count(b) for a, b in ("()", "[]", "{}"))  # not the first of many lines
+        if match and match[1] in words and whole and len(line) <= 160:
+            found.append(line.rstrip())
+    return found[:8]
 
 
 def _signature(src: list[str]) -> list[str]:

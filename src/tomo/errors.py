@@ -35,7 +35,9 @@ class Unavailable(TomoError):
 
 
 class ModelError(TomoError):
-    """A model provider failed or answered something tomo cannot use."""
+    """A model provider failed or answered something tomo cannot use: exit 1, something outside tomo failed."""
+
+    exit_code = 1
 
     def __init__(self, message: str, *, provider: str = "", status: int | None = None, hint: str = "") -> None:
         super().__init__(message, hint=hint)
@@ -44,11 +46,17 @@ class ModelError(TomoError):
 
 
 class ModelAuthError(ModelError):
-    """The provider rejected the credentials (401/403): the hint names the variable to set."""
+    """The provider rejected the credentials (401/403): the hint names the variable to set. Exit 2: the setup is
+    wrong, not the run."""
+
+    exit_code = 2
 
 
 class ModelUnavailable(ModelError):
-    """No provider answered, or no model could be detected: the hint says how to connect one."""
+    """No provider answered, or no model could be detected: the hint says how to connect one. Exit 2: nothing ran,
+    the model named is not set up (the same as a missing key)."""
+
+    exit_code = 2
 
 
 class ModelTimeout(ModelError):
@@ -64,7 +72,9 @@ class ToolDefinitionError(TomoError):
 
 
 class SandboxError(TomoError):
-    """A sandbox could not be started or is not available on this machine."""
+    """A sandbox could not be started or is not available on this machine: exit 1, as the exit-code table says."""
+
+    exit_code = 1
 
 
 class PrismError(TomoError):

@@ -312,5 +312,5 @@ def test_tomo_models_serve_on_a_busy_port_says_so_before_starting(run_tomo: Call
         busy.listen()
         port = busy.getsockname()[1]
         done = run_tomo("models", "serve", SMOL, "--port", str(port))
-    assert done.returncode == 2 and f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert done.returncode == 1 and f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "pick a free one with --port" in done.stderr

@@ -13,7 +13,8 @@ EXIT_CODES: dict[int, str] = {
         "changed nothing (a question answered); assist: the plan was written (and --verify passed); team: every "
         "worker finished",
     ERROR: "an error: the model, its server or the sandbox failed",
-    USAGE: "a usage error: a bad option, argument, --root or configuration",
+    USAGE: "a usage error: a bad option, argument, --root or configuration, or a model that is not set up (no key, "
+           "nothing listening where it was named)",
     NOT_DONE: "not done: changed but not verified, nothing changed with a gate on or with --apply, a gate "
               "unsatisfied, the rounds or the budget ran out, verify failed",
     INTERRUPTED: "interrupted (Ctrl-C)",

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from tomo.errors import ConfigError, ModelUnavailable
+from tomo.errors import ConfigError, ModelUnavailable, Unavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,7 +397,7 @@ def _check_port_free(host: str, port: int) -> None:
         try:
             probe.bind((host, port))
         except OSError as exc:
-            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            raise Unavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                               hint="another server uses that port: pick a free one with --port") from None
 
 

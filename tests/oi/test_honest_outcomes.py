@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
-from oi.oi_support import GREEN, PYTEST, RED, say, sh
+from oi.oi_support import GREEN, LIMITS, PYTEST, RED, say, sh
 from oi.test_engine import StartSink
-from tomo.events import GateBlocked, LimitReached, ListSink, TurnEnded
+from tomo.events import GateBlocked, LimitReached, ListSink, Notice, TurnEnded
+from tomo.models.scripted import ScriptedModel
+from tomo.oi.engine import Engine
 
 FIXED_ADD = "def add(a, b):\n    return a + b\n"
 
@@ -182,3 +184,40 @@ async def test_a_long_task_is_restated_at_the_end_of_the_first_message_cut_betwe
     assert restated.endswith(" …") and len(restated) <= 402
     assert " ".join(task.split()).startswith(restated.removesuffix(" …"))
     assert restated.removesuffix(" …").split()[-1] in task.split()  # a whole word, never half of one
+
+
+class TemperedScript(ScriptedModel):
+    """A scripted model with a temperature, as the OpenAI-compatible adapter has: records it at every call."""
+
+    def __init__(self, replies, temperature=0.2):
+        super().__init__(replies)
+        self.temperature = temperature
+        self.seen: list[float | None] = []
+
+    async def chat(self, messages, tools=(), **kwargs):
+        self.seen.append(self.temperature)
+        return await super().chat(messages, tools, **kwargs)
+
+
+async def test_after_a_reply_that_did_nothing_new_the_next_is_sampled_hotter(strict, project):
+    same = py_block("def add(a, b):\n    return a - b\n", "python calc.py")  # what the file already holds
+    model = TemperedScript([py_block(FIXED_ADD, "python calc.py"), py_block(FIXED_ADD, "python calc.py"), same,
+                            say("done")])
+    engine = Engine(model, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    sink = ListSink()
+    await engine.turn([], "add() subtracts; make it add", sink)
+    # 1: an edit; 2: the same reply again (stale); 3: hot; 3 puts the old code back (a change); 4: normal
+    assert model.seen == [0.2, 0.2, 0.8, 0.2] and model.temperature == 0.2
+    assert any("sampled at temperature 0.8 (it was 0.2)" in n.text for n in sink.of(Notice))
+    no_op = TemperedScript([same, say("done")])
+    engine = Engine(no_op, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    await engine.turn([], "again", ListSink())
+    assert no_op.seen == [0.2, 0.8]  # an edit identical to the file is stale too
+    default = TemperedScript([same, say("done")], temperature=None)
+    engine = Engine(default, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    await engine.turn([], "again", ListSink())
+    assert default.seen == [None, None]  # the provider's default is never overridden
+    off = TemperedScript([same, say("done")])
+    engine = Engine(off, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, retry_temperature=None)
+    await engine.turn([], "again", ListSink())
+    assert off.seen == [0.2, 0.2]

@@ -130,6 +130,9 @@ def run_cmd(
     push_back: bool = typer.Option(True, "--push-back/--no-push-back",
                                    help="With a gate on, ask the model once more when it ends a turn that changed no "
                                         "file."),
+    resample: bool = typer.Option(True, "--resample/--no-resample",
+                                  help="After a reply that did nothing new (the same reply, or code the file already "
+                                       "holds), sample the next one hotter (temperature 0.8) on a local server."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
     transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
                                            help="Also write every event to this JSONL file."),
@@ -149,7 +152,8 @@ def run_cmd(
     console = rich_console(stderr=as_json, highlight=False)
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
-                      timeout, context, as_json, transcript, console, push_back, check, infer_edits, claim)
+                      timeout, context, as_json, transcript, console, push_back, check, infer_edits, claim,
+                      resample)
     except TomoError as exc:
         report_error(exc)
         if as_json:
@@ -183,7 +187,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
          max_rounds: int, yes: bool, lsp: str | None, resume: bool, engine: str, directive: str,
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
          console: Console, push_back: bool = True, check: str | None = None,
-         infer_edits: bool = True, claim: str = "exec") -> dict[str, Any]:
+         infer_edits: bool = True, claim: str = "exec", resample: bool = True) -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
     from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
@@ -233,7 +237,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
                 sink.emit(Notice("info", "the code graph wrote nothing for this rename; the oi engine takes the task"))
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
                              context, session, history, sink, stream=True, push_back=push_back, check=check,
-                             infer_edits=infer_edits, claim=claim)
+                             infer_edits=infer_edits, claim=claim, resample=resample)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
@@ -326,12 +330,14 @@ def _rename_named(session: Any, symbol: Any, new_name: str, sink: Sink) -> bool:
 def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | None, max_rounds: int,
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
             history: list[Any], sink: Sink, *, stream: bool, push_back: bool = True,
-            check: str | None = None, infer_edits: bool = True, claim: str = "exec") -> dict[str, Any]:
-    from tomo.oi.engine import Engine
+            check: str | None = None, infer_edits: bool = True, claim: str = "exec",
+            resample: bool = True) -> dict[str, Any]:
+    from tomo.oi.engine import RETRY_TEMPERATURE, Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
                     context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream,
-                    push_back=push_back, check=check, infer_edits=infer_edits, claim=claim)
+                    push_back=push_back, check=check, infer_edits=infer_edits, claim=claim,
+                    retry_temperature=RETRY_TEMPERATURE if resample else None)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 

@@ -35,3 +35,11 @@ class Model(Protocol):
         force_tools: bool = False,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class Tempered(Protocol):
+    """A model whose sampling temperature can be set between calls (the OpenAI-compatible adapter: local servers).
+    ``None`` is the server's default."""
+
+    temperature: float | None

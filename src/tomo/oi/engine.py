@@ -44,7 +44,7 @@ from tomo.events import (
     TurnEnded,
     UsageReported,
 )
-from tomo.models.base import Model
+from tomo.models.base import Model, Tempered
 from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block, Extraction, extract
@@ -63,6 +63,8 @@ CONTEXT_BUDGET_TOKENS = 1500
 MAX_REPLY_TOKENS = 4096
 """One reply's cap: a reply that reaches it is cut off and said so (a local server left uncapped generates until its
 context is full when a small model loops)."""
+RETRY_TEMPERATURE = 0.8
+"""The temperature of the reply after one that did nothing new (see ``Engine._ask``): llama.cpp's own default."""
 BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
 
 
@@ -162,6 +164,7 @@ class Engine:
         check: str | None = None,
         claim: str = "exec",
         max_reply_tokens: int | None = MAX_REPLY_TOKENS,
+        retry_temperature: float | None = RETRY_TEMPERATURE,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -186,6 +189,7 @@ class Engine:
         self.check = check
         self.claim = claim
         self.max_reply_tokens = max_reply_tokens
+        self.retry_temperature = retry_temperature
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
@@ -193,6 +197,7 @@ class Engine:
         self._in_block = False
         self._interrupts = 0
         self._end = False
+        self._stale = False  # the last reply did nothing new: the next one is sampled hotter
 
     # ---- interrupts -------------------------------------------------------------------------------------------
 
@@ -227,7 +232,7 @@ class Engine:
     async def turn(self, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
         sink = sink or NullSink()
         emit = sink.emit
-        self._interrupts, self._end = 0, False
+        self._interrupts, self._end, self._stale = 0, False, False
         summary = self.last = TurnSummary()
         new = [Message.user(self._with_context(user, history, emit))]
         baseline = await self._baseline_failures()
@@ -268,6 +273,7 @@ class Engine:
                     emit(ReplyTruncated(AGENT, summary.rounds))
                 repeats = repeats + 1 if message.content.strip() and message.content.strip() == previous else 0
                 previous = message.content.strip()
+                self._stale = self._stale or repeats > 0
                 if self.max_repeats and repeats >= self.max_repeats:
                     summary.ended_by = "stuck"
                     emit(LimitReached(AGENT, "repeats", self.max_repeats))
@@ -337,7 +343,26 @@ class Engine:
         return new
 
     async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
-        """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream."""
+        """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream. After a reply
+        that did nothing new (the same reply again, or an edit identical to the file) the next one is sampled at
+        ``retry_temperature`` when the model has a working temperature tomo set (a local server's): at a small model's
+        low working temperature the same conversation mostly gets the same reply, and telling it so did not change
+        that in the lab."""
+        stale, self._stale = self._stale, False
+        model = self.model
+        if (not stale or self.retry_temperature is None or not isinstance(model, Tempered)
+                or model.temperature is None):  # the provider's default: some hosted models refuse any other
+            return await self._ask_once(messages, emit)
+        current = model.temperature
+        emit(Notice("info", f"the last reply did nothing new: this one is sampled at temperature "
+                            f"{self.retry_temperature:g} (it was {current:g})"))
+        model.temperature = self.retry_temperature
+        try:
+            return await self._ask_once(messages, emit)
+        finally:
+            model.temperature = current
+
+    async def _ask_once(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
         if not self.stream:
             return await self.model.chat(messages, [], max_tokens=self.max_reply_tokens)
         async for item in self.model.stream(messages, [], max_tokens=self.max_reply_tokens):
@@ -447,6 +472,8 @@ class Engine:
         emit(BlockOutput(number, shown, 0 if done.ok else 1, [f"not laid in: {i}" for i in done.ignored],
                          check.changed))
         report = done.report(number)
+        if done.ok and not done.changed:
+            self._stale = True  # the model re-sent the code the file already holds
         if check.changed:
             report += f"\n[tomo: this block changed {', '.join(check.changed)}]"
         elif done.ok:

@@ -96,3 +96,48 @@ def _error(call) -> str:  # type: ignore[no-untyped-def]
     except Exception as exc:
         return str(getattr(exc, "message", exc))
     return ""
+
+
+def test_sigterm_stops_the_runs_in_flight_and_keeps_the_records(tmp_path: Path) -> None:
+    """`kill` on a lab run stops it as Ctrl-C does: the tomo process of the run in flight and what it started go too
+    (a lab left running after its parent was killed kept a model server busy), exit 143."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    suite = tmp_path / "suite"
+    task = suite / "slow"
+    (task / "repo").mkdir(parents=True)
+    (task / "reference").mkdir()
+    (suite / "suite.toml").write_text('name = "slowsuite"\ndescription = "one slow check"\nversion = 1\n')
+    marker = tmp_path / "check.pid"
+    (task / "repo" / "test_slow.py").write_text(
+        f"import os, time\n\ndef test_slow():\n    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(120)\n")
+    (task / "reference" / "note.txt").write_text("done\n")
+    (task / "task.toml").write_text('id = "slow"\nkind = "fix"\nprompt = "wait"\noracle = "python -c pass"\n'
+                                    'check = "python -m pytest -q -p no:cacheprovider"\n')
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))}
+    lab = subprocess.Popen([sys.executable, "-m", "tomo", "lab", "run", str(suite), "--model", "reference",
+                            "--variant", "local=run --sandbox local", "--db", str(tmp_path / "lab.sqlite")],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline and lab.poll() is None:
+        time.sleep(0.2)
+    assert marker.exists(), lab.communicate(timeout=30)
+    check_pid = int(marker.read_text())
+    lab.send_signal(signal.SIGTERM)
+    _, err = lab.communicate(timeout=60)
+    assert lab.returncode == 143, err
+    assert "interrupted: the runs recorded so far stay" in err
+    time.sleep(0.5)
+    try:
+        os.kill(check_pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the check of the run in flight outlived the lab"

@@ -7,6 +7,7 @@ again skips what is recorded, so an interrupted lab resumes. The report and the 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,8 @@ def run_command(
     (never by tomo's claim), and record it. Running it again resumes: recorded runs are skipped.
 
     Exit status: 0 when every planned run was recorded (solved or not); 1 when a run failed to start or judge;
-    2 a usage error; 130 Ctrl-C (recorded runs stay recorded; with --distributed, queued runs stay queued).
+    2 a usage error; 130 Ctrl-C, 143 SIGTERM (the runs in flight are stopped; recorded runs stay recorded; with
+    --distributed, queued runs stay queued).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -133,12 +135,20 @@ def run_command(
                 typer.echo(json.dumps(as_dict(record)))
             progress.advance(bar)
 
+        terminated: list[int] = []
+
+        def on_term(signum: int, _frame: Any) -> None:  # `kill` stops the runs in flight as Ctrl-C does
+            terminated.append(signum)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, on_term)
         try:
             run_all(store, loaded, jobs, settings, parallel=parallel or 1, on_start=started, on_done=done)
         except KeyboardInterrupt:
             err.print("interrupted: the runs recorded so far stay; run the same command to resume", highlight=False)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            raise typer.Exit(128 + terminated[0] if terminated else EXIT_INTERRUPTED) from None
         finally:
+            signal.signal(signal.SIGTERM, previous)
             store.close()
     if failed:
         err.print(f"{failed} run(s) ended in an error (see `tomo lab report --runs`)", highlight=False)
@@ -224,7 +234,6 @@ def worker_command(
 
     Exit status: 130 after Ctrl-C (143 after SIGTERM): a run in hand goes back to the queue; 2 a usage error.
     """
-    import signal
     import threading
 
     from tomo.lab import distributed as dist

@@ -91,7 +91,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     commit(shapes, "fix and test")
 
     records = [record("acme__calc-1", "acme/calc", calc_base, calc_patch, calc_tests,
-                      ["tests/test_calc.py::test_between"], ["tests/test_calc.py::test_below"]),
+                      ["tests/test_calc.py::test_between"], ["tests/test_calc.py::test_below", "[100%]"]),
                record("acme__shapes-2", "acme/shapes", shapes_base, shapes_patch, shapes_tests,
                       ["test_table"], ["test_zero"]),
                record("django__django-3", "django/django", calc_base, calc_patch, calc_tests,
@@ -115,6 +115,7 @@ def test_the_suite_is_solved_by_the_ceiling_and_refused_unfixed(run_tomo, upstre
     assert set(written) == {"acme__calc-1", "acme__shapes-2"}
     assert written["acme__shapes-2"]["pythonpath"] == ["src"] and written["acme__calc-1"]["pythonpath"] == []
     assert written["acme__shapes-2"]["hidden"] == ["tests/areas.json", "tests/test_shapes.py"]
+    assert written["acme__calc-1"]["dropped"] == ["[100%]"]  # SWE-bench's parser took pytest's progress for a test
 
     suite = load_suite(out)
     calc, shapes = suite.select(["acme__calc-1"])[0], suite.select(["acme__shapes-2"])[0]

@@ -374,7 +374,7 @@ def swebench_command(
     swe.check_out(out)
     err = rich_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as progress:
+                  console=err, transient=True, disable=not err.is_terminal) as progress:
         bar = progress.add_task("swebench", total=len(records))
 
         def on_task(i: int, record: swe.Record) -> None:
@@ -386,11 +386,12 @@ def swebench_command(
         typer.echo(json.dumps({"suite": name, "out": str(out), "tasks": [
             {"id": b.id, "repo": b.repo, "base_commit": b.base_commit, "check": b.check, "hidden": b.hidden,
              "reference": b.reference, "fail_to_pass": len(b.fail_to_pass), "pass_to_pass": len(b.pass_to_pass),
-             "pythonpath": b.pythonpath} for b in built]}, indent=2))
+             "pythonpath": b.pythonpath, "dropped": b.dropped} for b in built]}, indent=2))
         return
     print_rows(["task", "repo", "base", "tests", "reference"],
                [[b.id, b.repo, b.base_commit[:12], f"{len(b.fail_to_pass)} fail-to-pass, {len(b.pass_to_pass)} "
-                 "pass-to-pass", ", ".join(b.reference)] for b in built])
+                 f"pass-to-pass{f' ({len(b.dropped)} id(s) that are no test dropped)' if b.dropped else ''}",
+                 ", ".join(b.reference)] for b in built])
     say(f"wrote suite {name!r} ({len(built)} task(s)) to {out}; its ceiling: tomo lab run {shlex.quote(str(out))} "
         "--model reference --variant plain")
 

@@ -111,6 +111,7 @@ class Built:
     fail_to_pass: list[str]
     pass_to_pass: list[str]
     pythonpath: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
 
 
 def read_records(path: Path) -> list[Record]:
@@ -308,12 +309,14 @@ def build_task(record: Record, git_dir: Path, dest: Path) -> Built:
     _extract(git_dir, commit, tree, [], where)
     hidden = _patched(git_dir, commit, record.test_patch, tests, f"{where}: test_patch")
     reference = _patched(git_dir, commit, record.patch, gold, f"{where}: patch")
-    f2p = _node_ids(record.fail_to_pass, hidden, record, "FAIL_TO_PASS")
-    p2p = _node_ids(record.pass_to_pass, hidden, record, "PASS_TO_PASS")
+    f2p, dropped = _node_ids(record.fail_to_pass, hidden, record, "FAIL_TO_PASS")
+    p2p, dropped_too = _node_ids(record.pass_to_pass, hidden, record, "PASS_TO_PASS")
+    if not f2p:
+        raise ConfigError(f"{record.instance_id}: no FAIL_TO_PASS test to run", hint="the record cannot be judged")
     roots = import_roots(tree)
     _write_files(dest / "hidden", hidden)
     spec = {"instance_id": record.instance_id, "repo": record.repo, "base_commit": commit,
-            "fail_to_pass": f2p, "pass_to_pass": p2p, "pythonpath": roots}
+            "fail_to_pass": f2p, "pass_to_pass": p2p, "pythonpath": roots, "dropped": dropped + dropped_too}
     (dest / "hidden" / TESTS_FILE).write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
     (dest / "hidden" / ORACLE_FILE).write_text(ORACLE_SCRIPT, encoding="utf-8")
     _write_files(dest / "reference", reference)
@@ -323,7 +326,8 @@ def build_task(record: Record, git_dir: Path, dest: Path) -> Built:
     task = load_task(dest)  # what the lab will read: a task this function cannot load back is its own bug
     if task.prompt != record.problem_statement.strip():
         raise AssertionError(f"{record.instance_id}: task.toml does not give the problem statement back")
-    return Built(record.instance_id, record.repo, commit, check, sorted(hidden), sorted(reference), f2p, p2p, roots)
+    return Built(record.instance_id, record.repo, commit, check, sorted(hidden), sorted(reference), f2p, p2p, roots,
+                 dropped + dropped_too)
 
 
 def check_command(test_files: Sequence[str], roots: Sequence[str]) -> str:
@@ -433,12 +437,18 @@ def _write_files(root: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def _node_ids(ids: Sequence[str], test_files: dict[str, bytes], record: Record, which: str) -> list[str]:
+def _node_ids(ids: Sequence[str], test_files: dict[str, bytes], record: Record,
+              which: str) -> tuple[list[str], list[str]]:
     """pytest node ids for the record's test ids: ``path::name`` as given; a bare function name (sympy's harness
-    names tests so) becomes ``path::name`` for each file the test_patch touches that defines it."""
+    names tests so) becomes ``path::name`` for each file the test_patch touches that defines it. Second, the ids
+    dropped: fragments of pytest's progress output (``[100%]``) that SWE-bench's log parser took for tests."""
     out: list[str] = []
+    dropped: list[str] = []
     index: dict[str, list[str]] | None = None
     for test in ids:
+        if test.startswith("["):
+            dropped.append(test)
+            continue
         if "::" in test:
             out.append(test)
             continue
@@ -455,7 +465,7 @@ def _node_ids(ids: Sequence[str], test_files: dict[str, bytes], record: Record, 
                               hint="a bare test name is looked up there; name the test as path::name instead")
         out += [f"{path}::{test}" if not cls else f"{path}::{cls}::{test}" for path, cls in
                 (f.split("\0") for f in found)]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)), dropped
 
 
 def _definitions(test_files: dict[str, bytes], record: Record) -> dict[str, list[str]]:

@@ -219,6 +219,9 @@ def test_bad_input_is_named(tmp_path: Path, upstream: dict[str, Any]) -> None:
     bad.write_text(json.dumps(upstream["records"][0]) + "\n{not json\n")
     with pytest.raises(ConfigError, match=r"bad\.jsonl:2: not JSON"):
         swe.read_records(bad)
+    bad.write_text(json.dumps(upstream["records"][0]) + "\n\n" + json.dumps(upstream["records"][0]) + "\n")
+    with pytest.raises(ConfigError, match=r"bad\.jsonl:3: instance acme__calc-1 again"):
+        swe.read_records(bad)
     bad.write_text(json.dumps({**upstream["records"][0], "instance_id": "../escape"}) + "\n")
     with pytest.raises(ConfigError, match="cannot name a folder"):
         swe.read_records(bad)

@@ -28,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,9 +123,14 @@ def read_records(path: Path) -> list[Record]:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}",
                           hint="pass the SWE-bench JSONL file, e.g. ../shared/data/swebench-lite/dev.jsonl") from exc
     records: list[Record] = []
+    seen: set[str] = set()
     for n, line in enumerate(lines, 1):
         if line.strip():
             records.append(_record(line, f"{path}:{n}"))
+            if records[-1].instance_id in seen:
+                raise ConfigError(f"{path}:{n}: instance {records[-1].instance_id} again",
+                                  hint="each instance_id names one task folder: keep one line of each")
+            seen.add(records[-1].instance_id)
     if not records:
         raise ConfigError(f"{path} holds no record", hint="one SWE-bench instance per line, as JSON")
     return records
@@ -239,8 +245,6 @@ def check_out(out: Path) -> None:
 
 
 def is_suite_of_ours(path: Path) -> bool:
-    import tomllib
-
     try:
         meta = tomllib.loads((path / "suite.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -299,7 +303,7 @@ def build_task(record: Record, git_dir: Path, dest: Path) -> Built:
     """One task directory: repo/, hidden/, reference/ and task.toml (see the module's docstring)."""
     if record.repo in UNSUPPORTED:
         raise ConfigError(f"{record.repo} is not supported: {UNSUPPORTED[record.repo]}", hint="leave its records out")
-    where = f"{record.instance_id}"
+    where = record.instance_id
     commit = _commit(git_dir, record.base_commit, where)
     tests = _paths(record.test_patch, f"{where}: test_patch")
     gold = _paths(record.patch, f"{where}: patch")

@@ -347,6 +347,64 @@ def _replace_section(path: Path, suite: str, section: str) -> None:
     tmp.replace(path)
 
 
+@lab_app.command("swebench")
+def swebench_command(
+    data: Path = typer.Argument(..., metavar="DATA.jsonl",
+                                help="SWE-bench records, one JSON object a line (e.g. "
+                                     "../shared/data/swebench-lite/dev.jsonl)."),
+    git_dir: list[str] = typer.Option([], "--git-dir", metavar="OWNER/NAME=GITDIR",
+                                      help="Where a repository's history is: a bare repository or a clone's .git "
+                                           "(repeat, one per repository of the chosen records)."),
+    out: Path = typer.Option(..., "--out", metavar="DIR",
+                             help="The suite folder to write: new, empty, or a suite this command wrote (replaced)."),
+    instance: list[str] = typer.Option([], "--id", metavar="ID", help="Only these instance ids (repeat)."),
+    repo: list[str] = typer.Option([], "--repo", metavar="OWNER/NAME", help="Only records of this repository "
+                                                                             "(repeat)."),
+    limit: int = typer.Option(None, "--limit", min=1, metavar="N", help="At most N records (the first chosen)."),
+    name: str = typer.Option("swebench-lite", "--name", metavar="NAME", help="The suite's name in the lab's records."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
+) -> None:
+    """Write SWE-bench records as a lab suite: per record the repository at its base commit (repo/), the test
+    patch's files and an oracle running its FAIL_TO_PASS and PASS_TO_PASS tests with pytest (hidden/), and the gold
+    patch's files (reference/). Then `tomo lab run DIR --model reference` measures which run here.
+
+    The suite is built beside DIR and renamed into place: a failure leaves DIR as it was. Repositories whose harness
+    is not pytest (django) are refused by name.
+    """
+    import shlex
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tomo.lab import swebench as swe
+
+    records = swe.choose(swe.read_records(data), instance, repo, limit)
+    dirs = swe.parse_git_dirs(git_dir)
+    swe.check_supported(records, dirs)  # refused before the progress bar starts
+    swe.check_out(out)
+    err = rich_console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=not err.is_terminal) as progress:
+        bar = progress.add_task("swebench", total=len(records))
+
+        def on_task(i: int, record: swe.Record) -> None:
+            progress.update(bar, completed=i, description=f"swebench: {record.instance_id}")
+
+        built = swe.build_suite(records, dirs, out, name=name, source=data.name, on_task=on_task)
+        progress.update(bar, completed=len(records))
+    if as_json:
+        typer.echo(json.dumps({"suite": name, "out": str(out), "tasks": [
+            {"id": b.id, "repo": b.repo, "base_commit": b.base_commit, "check": b.check, "hidden": b.hidden,
+             "reference": b.reference, "fail_to_pass": len(b.fail_to_pass), "pass_to_pass": len(b.pass_to_pass),
+             "pythonpath": b.pythonpath, "dropped": b.dropped} for b in built]}, indent=2))
+        return
+    print_rows(["task", "repo", "base", "tests", "reference"],
+               [[b.id, b.repo, b.base_commit[:12], f"{len(b.fail_to_pass)} fail-to-pass, {len(b.pass_to_pass)} "
+                 f"pass-to-pass{f' ({len(b.dropped)} id(s) that are no test dropped)' if b.dropped else ''}",
+                 ", ".join(b.reference)] for b in built])
+    say(f"wrote suite {name!r} ({len(built)} task(s)) to {out}; its ceiling: tomo lab run {shlex.quote(str(out))} "
+        "--model reference --variant plain")
+
+
 @lab_app.command("bless")
 def bless_command(
     suite: str = typer.Argument(..., metavar="SUITE", help="The suite whose runs decide."),

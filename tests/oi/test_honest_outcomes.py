@@ -221,3 +221,12 @@ async def test_after_a_reply_that_did_nothing_new_the_next_is_sampled_hotter(str
     engine = Engine(off, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, retry_temperature=None)
     await engine.turn([], "again", ListSink())
     assert off.seen == [0.2, 0.2]
+
+
+async def test_a_block_too_long_to_run_is_said_to_the_model_and_in_the_log(make_engine, strict, project):
+    huge = sh("echo start\n# " + "x" * 130_000 + "\n")
+    summary, messages, sink, _ = await turn(make_engine, strict, project, [huge, say("done")])
+    assert "not run" in messages[2].content and "at most 120,000" in messages[2].content
+    (shown,) = [e for e in sink.events if type(e).__name__ == "BlockOutput"]
+    assert shown.exit_code == 2 and "at most 120,000" in shown.output
+    assert summary.outcome == "unchanged"

@@ -401,11 +401,12 @@ class Engine:
 
     async def _run_block(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
         assert block.runner is not None
-        if len(block.code.encode()) > MAX_CODE_BYTES:
+        if len(block.code.encode()) > MAX_CODE_BYTES:  # one argument to execve may not be longer
             gates.record(number, block.runner, block.code, 2)
-            return (f"[block {number} ({block.runner}) · not run]\n[tomo: the block is {len(block.code.encode()):,} "
-                    f"bytes; one block may be at most {MAX_CODE_BYTES:,}. Write the code to a file in smaller blocks "
-                    "and run the file.]")
+            why = (f"the block is {len(block.code.encode()):,} bytes; one block may be at most {MAX_CODE_BYTES:,}. "
+                   "Write the code to a file in smaller blocks and run the file.")
+            emit(BlockOutput(number, f"[tomo: not run: {why}]", 2, [], []))  # the log shows it, not only the model
+            return f"[block {number} ({block.runner}) · not run]\n[tomo: {why}]"
         argv = self._argv(block, gates.prepare(number))
         seen: list[bytes] = []
         budget = [self.limits.output_bytes]

@@ -176,12 +176,12 @@ async def test_a_reply_that_broke_off_ends_the_turn_as_an_error_and_runs_nothing
 
 async def test_a_long_task_is_restated_at_the_end_of_the_first_message_cut_between_words(make_engine, strict,
                                                                                          project):
-    task = "add() subtracts; make it add. " + "The totals are wrong everywhere downstream. " * 12
+    task = "add() subtracts; make it add. " + "The totals are wrong everywhere downstream. " * 30
     engine, model = make_engine(strict, project, [say("ok")], context=True)
     await engine.turn([], task, ListSink())
     first = model.sent[0][-1].content
     restated = first[first.rindex("Task: ") + len("Task: "):first.rindex("\nYour first reply:")]
-    assert restated.endswith(" …") and len(restated) <= 402
+    assert restated.endswith(" …") and 900 < len(restated) <= 1002
     assert " ".join(task.split()).startswith(restated.removesuffix(" …"))
     assert restated.removesuffix(" …").split()[-1] in task.split()  # a whole word, never half of one
 
@@ -203,14 +203,15 @@ async def test_after_a_reply_that_did_nothing_new_the_next_is_sampled_hotter(str
     same = py_block("def add(a, b):\n    return a - b\n", "python calc.py")  # what the file already holds
     model = TemperedScript([py_block(FIXED_ADD, "python calc.py"), py_block(FIXED_ADD, "python calc.py"), same,
                             say("done")])
-    engine = Engine(model, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    engine = Engine(model, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, max_rewinds=0)
     sink = ListSink()
     await engine.turn([], "add() subtracts; make it add", sink)
     # 1: an edit; 2: the same reply again (stale); 3: hot; 3 puts the old code back (a change); 4: normal
+    # (no fresh start here: max_rewinds=0; see the rewind test below)
     assert model.seen == [0.2, 0.2, 0.8, 0.2] and model.temperature == 0.2
     assert any("sampled at temperature 0.8 (it was 0.2)" in n.text for n in sink.of(Notice))
     no_op = TemperedScript([same, say("done")])
-    engine = Engine(no_op, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    engine = Engine(no_op, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, max_rewinds=0)
     await engine.turn([], "again", ListSink())
     assert no_op.seen == [0.2, 0.8]  # an edit identical to the file is stale too
     default = TemperedScript([same, say("done")], temperature=None)
@@ -230,3 +231,32 @@ async def test_a_block_too_long_to_run_is_said_to_the_model_and_in_the_log(make_
     (shown,) = [e for e in sink.events if type(e).__name__ == "BlockOutput"]
     assert shown.exit_code == 2 and "at most 120,000" in shown.output
     assert summary.outcome == "unchanged"
+
+
+async def test_a_stale_reply_starts_the_attempt_over_from_the_task_with_the_file_put_back(strict, project):
+    wrong = py_block("def add(a, b):\n    return a * b\n", "python calc.py")
+    model = TemperedScript([wrong, GREEN, wrong, py_block(FIXED_ADD, "python calc.py"), GREEN, say("fixed")])
+    engine = Engine(model, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, exec_gate=True,
+                    check=PYTEST)
+    sink = ListSink()
+    messages = await engine.turn([], "add() subtracts; make it add", sink)
+    summary = engine.last
+    # round 3 re-sent the wrong code (stale): the file went back to `a - b` and round 4 saw the task alone, hotter
+    assert [len(sent) for sent in model.sent] == [2, 4, 6, 2, 4, 6]
+    assert model.seen == [0.2, 0.2, 0.2, 0.8, 0.2, 0.2]
+    assert summary.rewinds == 1 and summary.verified and summary.rounds == 6
+    assert "return a + b" in (project / "calc.py").read_text()
+    assert any("attempt 2" in n.text and "calc.py put back" in n.text for n in sink.of(Notice))
+    assert "a * b" not in "".join(m.content for m in messages)  # the saved conversation is the last attempt's
+
+
+async def test_no_rewind_without_a_temperature_to_raise_or_beyond_the_limit(strict, project):
+    wrong = py_block("def add(a, b):\n    return a * b\n", "python calc.py")
+    plain = ScriptedModel([wrong, wrong, say("done")])  # no temperature: a fresh start would answer the same
+    engine = Engine(plain, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10)
+    await engine.turn([], "add() subtracts; make it add", ListSink())
+    assert engine.last.rewinds == 0 and "a * b" in (project / "calc.py").read_text()
+    stuck = TemperedScript([wrong] * 7 + [say("done")])
+    engine = Engine(stuck, strict, workspace=project, context=False, limits=LIMITS, max_rounds=10, max_rewinds=2)
+    await engine.turn([], "again", ListSink())
+    assert engine.last.rewinds == 2

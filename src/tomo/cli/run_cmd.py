@@ -373,6 +373,7 @@ def _result(summary: Any, session_id: str) -> dict[str, Any]:
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                   "estimated": bool(getattr(usage, "estimated", False))},
         "pushed_back": summary.pushed_back,
+        "rewinds": getattr(summary, "rewinds", 0),
         "session": session_id,
         "ended_by": summary.ended_by,
         "error": summary.error,

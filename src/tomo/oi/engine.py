@@ -63,6 +63,8 @@ CONTEXT_BUDGET_TOKENS = 1500
 MAX_REPLY_TOKENS = 4096
 """One reply's cap: a reply that reaches it is cut off and said so (a local server left uncapped generates until its
 context is full when a small model loops)."""
+MAX_REWINDS = 2
+"""Fresh starts a turn may take after stale replies (``Engine._rewind``); the round limit counts across them."""
 RETRY_TEMPERATURE = 0.8
 """The temperature of the reply after one that did nothing new (see ``Engine._ask``): llama.cpp's own default."""
 BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
@@ -93,6 +95,7 @@ class TurnSummary:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     pushed_back: int = 0
+    rewinds: int = 0  # fresh starts after a stale reply (see Engine._rewind)
 
     @property
     def verified(self) -> bool:
@@ -165,6 +168,7 @@ class Engine:
         claim: str = "exec",
         max_reply_tokens: int | None = MAX_REPLY_TOKENS,
         retry_temperature: float | None = RETRY_TEMPERATURE,
+        max_rewinds: int = MAX_REWINDS,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -190,6 +194,7 @@ class Engine:
         self.claim = claim
         self.max_reply_tokens = max_reply_tokens
         self.retry_temperature = retry_temperature
+        self.max_rewinds = max_rewinds
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
@@ -327,6 +332,11 @@ class Engine:
                 if refused:
                     summary.ended_by = "refused"
                     break
+                if self._stale and self._can_rewind(gates, summary):
+                    gates = self._rewind(gates, summary, emit)
+                    new = new[:1]
+                    previous, repeats, told_unrunnable = "", 0, False
+                    self._save(new)
         except ModelError as exc:
             summary.ended_by, summary.error = "error", exc.message
             emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
@@ -341,6 +351,41 @@ class Engine:
             emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
                            summary.gates_dict(), summary.outcome, summary.reason))
         return new
+
+    def _can_rewind(self, gates: TurnGates, summary: TurnSummary) -> bool:
+        """A fresh start needs a hotter sample to differ (a model with a working temperature), rounds left, and every
+        file this attempt changed restorable byte for byte (code files the turn's start kept, or files it added)."""
+        model = self.model
+        if (self.retry_temperature is None or not isinstance(model, Tempered) or model.temperature is None
+                or summary.rewinds >= self.max_rewinds or summary.rounds >= self.max_rounds):
+            return False
+        base = gates.baseline
+        return all(p in base.contents or p not in base.hashes for p in gates.files_changed())
+
+    def _rewind(self, gates: TurnGates, summary: TurnSummary, emit: Callable[[Any], None]) -> TurnGates:
+        """A stale reply (the same reply again, or code the file already holds) after its attempt's check: the
+        attempt's files go back to the turn's start and the conversation to the task alone, and the next reply is
+        sampled hotter. Why: the lab saw Qwen 1.5B copy its own earlier reply verbatim even at temperature 1.5 while
+        that reply was in the conversation, and answer differently at 1.0 from the task alone. The gates start over
+        too: evidence about undone code proves nothing about the next attempt's."""
+        undone = gates.files_changed()
+        for rel in undone:
+            path = self.root / rel
+            if rel in gates.baseline.contents:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(gates.baseline.contents[rel])
+            else:
+                path.unlink(missing_ok=True)
+        gates.close()
+        fresh = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro, claim_repro=self.claim == "repro")
+        fresh.start()
+        summary.rewinds += 1
+        self._stale = True
+        emit(Notice("info", f"attempt {summary.rewinds + 1}: the last reply did nothing new, so tomo starts over from "
+                            f"the task ({', '.join(undone) if undone else 'no file'} put back as the turn found "
+                            f"{'them' if len(undone) != 1 else 'it'}); {self.max_rounds - summary.rounds} round(s) "
+                            "left"))
+        return fresh
 
     async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
         """One model reply; streamed (its text sent as it arrives) when the engine was asked to stream. After a reply
@@ -595,7 +640,7 @@ class Engine:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available)."""
         if history or not self.context:
             return user
-        self._task_line = _shortened(" ".join(user.split()), 400)
+        self._task_line = _shortened(" ".join(user.split()), 1000)
         try:
             module = importlib.import_module("tomo.oi.context_pack")
         except ImportError:

@@ -381,10 +381,10 @@ class Engine:
         fresh.start()
         summary.rewinds += 1
         self._stale = True
+        put_back = (f"{', '.join(undone)} put back as the turn found {'it' if len(undone) == 1 else 'them'}"
+                    if undone else "no file had changed")
         emit(Notice("info", f"attempt {summary.rewinds + 1}: the last reply did nothing new, so tomo starts over from "
-                            f"the task ({', '.join(undone) if undone else 'no file'} put back as the turn found "
-                            f"{'them' if len(undone) != 1 else 'it'}); {self.max_rounds - summary.rounds} round(s) "
-                            "left"))
+                            f"the task ({put_back}); {self.max_rounds - summary.rounds} round(s) left"))
         return fresh
 
     async def _ask(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:

@@ -46,7 +46,7 @@ def named_rename(text: str, graph: FindsSymbols) -> tuple[Symbol, str] | None:
     for words in (_words(between), [w for w in _words(text) if looks_like_code(w)]):
         found = _defined(words, new_name, graph)
         if found:
-            one = _narrowed(found, words + _words(text))
+            one = _narrowed(found, _words(text))  # every word of the sentence may qualify
             return (one, new_name) if one is not None else None
     return None
 

@@ -133,6 +133,10 @@ def run_cmd(
     resample: bool = typer.Option(True, "--resample/--no-resample",
                                   help="After a reply that did nothing new (the same reply, or code the file already "
                                        "holds), sample the next one hotter (temperature 0.8) on a local server."),
+    strategy: str = typer.Option("conversation", "--strategy", metavar="HOW",
+                                 help="conversation (one exchange that runs the model's blocks), or trials (a "
+                                      "failing test first, then fixes asked afresh, each judged by that test and "
+                                      "--check; a pytest project; for small local models)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
     transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
                                            help="Also write every event to this JSONL file."),
@@ -146,6 +150,13 @@ def run_cmd(
     """
     if claim not in CLAIMS:
         raise typer.BadParameter(f"{claim!r} is not one of: {', '.join(CLAIMS)}", param_hint="--claim")
+    from tomo.oi.engine import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        raise typer.BadParameter(f"{strategy!r} is not one of: {', '.join(STRATEGIES)}", param_hint="--strategy")
+    if strategy == "trials" and check is None:
+        raise typer.BadParameter("trials are judged by the project's check: add --check auto (or the command)",
+                                 param_hint="--strategy")
     if not task.strip():
         raise typer.BadParameter("TASK is empty: say what the model should do, e.g. "
                                  "tomo run \"make the failing test pass\"", param_hint="TASK")
@@ -153,7 +164,7 @@ def run_cmd(
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
                       timeout, context, as_json, transcript, console, push_back, check, infer_edits, claim,
-                      resample)
+                      resample, strategy)
     except TomoError as exc:
         report_error(exc)
         if as_json:
@@ -187,7 +198,8 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
          max_rounds: int, yes: bool, lsp: str | None, resume: bool, engine: str, directive: str,
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
          console: Console, push_back: bool = True, check: str | None = None,
-         infer_edits: bool = True, claim: str = "exec", resample: bool = True) -> dict[str, Any]:
+         infer_edits: bool = True, claim: str = "exec", resample: bool = True,
+         strategy: str = "conversation") -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
     from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
@@ -237,7 +249,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
                 sink.emit(Notice("info", "the code graph wrote nothing for this rename; the oi engine takes the task"))
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
                              context, session, history, sink, stream=True, push_back=push_back, check=check,
-                             infer_edits=infer_edits, claim=claim, resample=resample)
+                             infer_edits=infer_edits, claim=claim, resample=resample, strategy=strategy)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
@@ -331,13 +343,13 @@ def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | 
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
             history: list[Any], sink: Sink, *, stream: bool, push_back: bool = True,
             check: str | None = None, infer_edits: bool = True, claim: str = "exec",
-            resample: bool = True) -> dict[str, Any]:
+            resample: bool = True, strategy: str = "conversation") -> dict[str, Any]:
     from tomo.oi.engine import RETRY_TEMPERATURE, Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
                     context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream,
                     push_back=push_back, check=check, infer_edits=infer_edits, claim=claim,
-                    retry_temperature=RETRY_TEMPERATURE if resample else None)
+                    retry_temperature=RETRY_TEMPERATURE if resample else None, strategy=strategy)
     asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
     return _result(engine.last, session.id)
 

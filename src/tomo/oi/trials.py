@@ -1,0 +1,428 @@
+"""Trials: reproduce once, then try fixes, each from the task alone and each judged by the reproduction.
+
+Why a second way to run a turn: in the lab (issue 27) Qwen2.5-Coder 1.5B held no conversation. After a failed check
+it re-sent its own earlier reply, even when sampled hot, and a turn's later rounds were copies of its first. What it
+did do, from a short fresh request, was write one small thing right some of the time. So a trial turn asks small,
+fresh questions and lets the harness judge each answer:
+
+1. **Reproduce.** The model writes one pytest test that should fail because of the problem (the task's own example,
+   when it gives one). tomo writes it to a file of its choosing and runs it. It is kept only when it fails in a test
+   (exit 1), not in its own imports or names; otherwise it is removed and asked again, hotter. A project whose check
+   already fails at the start has its reproduction: the check itself.
+2. **Try.** Each trial asks, from the task, the context pack, the test and its failure (never an earlier trial), for
+   the corrected definitions. tomo lays them in and runs the test, then the project's check. The first trial that
+   makes both pass ends the turn. Otherwise every file it changed is put back byte for byte and the next trial is
+   sampled hotter. A trial that writes what an earlier one wrote is not run again.
+
+Every run is a block the gates measure, as in a conversation turn, so "verified" means what it always means: the
+test failed before the fix, and a passing check executed the changed code. A turn whose trials all fail leaves the
+files as it found them, apart from the reproduction test it kept. The model's own commands are never run here: its
+only job in a trial is the edit.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import re
+import shlex
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tomo.errors import ModelError
+from tomo.events import (
+    AssistantSaid,
+    LimitReached,
+    ModelCalled,
+    ModelThinking,
+    Notice,
+    NullSink,
+    Sink,
+    TurnEnded,
+    UsageReported,
+)
+from tomo.models.base import Tempered
+from tomo.models.messages import Message, Reply
+from tomo.oi.blocks import extract
+from tomo.oi.gates import TurnGates, is_test_path
+from tomo.oi.next_step import failed_tests
+
+if TYPE_CHECKING:
+    from tomo.oi.engine import Engine, TurnSummary
+
+AGENT = "oi"
+REPRO_TRIES = 3
+"""Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
+FAILURE_CHARS = 1500
+"""How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
+REPRO_NAME = "test_tomo_repro.py"
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
+_TEST_OWN_FAULT = re.compile(r"\b(NameError|ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
+                             r"fixture '[^']+' not found")
+
+
+def runs_pytest(check: str | None) -> bool:
+    """Trials write a pytest test, so the project's check must be a pytest run."""
+    return bool(check) and re.search(r"(^|\s|/)(pytest|py\.test)(\s|$)", check or "") is not None
+
+
+@dataclass(slots=True)
+class Repro:
+    """What judges the trials: a command that failed at the start (``path``: the test tomo wrote, or None when the
+    project's own check was already failing) and what it printed then."""
+
+    command: str
+    output: str
+    path: str | None = None
+    code: str = ""
+
+
+class Trials:
+    """One trial turn (see the module). Built per turn by :meth:`tomo.oi.engine.Engine.turn`."""
+
+    def __init__(self, engine: Engine, summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None],
+                 user: str = "") -> None:
+        self.engine = engine
+        self.user = user  # the task as the user wrote it (without the context pack)
+        self.summary = summary
+        self.gates = gates
+        self.emit = emit
+        self.seen: set[str] = set()
+        self.messages: list[Message] = []  # the last exchange: what the session keeps
+
+    # ---- the turn ---------------------------------------------------------------------------------------------
+
+    async def run(self, task: str, baseline: set[str] | None) -> None:
+        repro = await self._reproduce(task, baseline)
+        if repro is None:
+            self.emit(Notice("warning", "no reproduction: the trials are judged by the project's check alone, so "
+                                        "tomo cannot say the problem was reproduced"))
+        while self.summary.rounds < self.engine.max_rounds:
+            if self.engine._end:
+                raise _Interrupted
+            if await self._trial(task, repro):
+                self.summary.ended_by = "model"
+                return
+        self.summary.ended_by = "rounds"
+        self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
+        if repro is not None and repro.path:  # no fix passed: the turn leaves the files as it found them
+            (self.engine.root / repro.path).unlink(missing_ok=True)
+            self._record_restore()
+            self.emit(Notice("info", f"no trial made the reproduction pass: {repro.path} removed, every file is as "
+                                     "the turn found it"))
+
+    async def _reproduce(self, task: str, baseline: set[str] | None) -> Repro | None:
+        check = self.engine.check
+        assert check is not None
+        if baseline:  # the project already ships a failing test: that is the reproduction
+            output = await self._command(check)
+            self.emit(Notice("info", f"the project's check already fails ({', '.join(sorted(baseline)[:3])}): it is "
+                                     "the reproduction the trials must make pass"))
+            return Repro(check, output)
+        path = self._repro_path()
+        for attempt in range(REPRO_TRIES):
+            if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
+                return None
+            reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called()),
+                                    hot=attempt > 0)
+            code = _first_python(reply.message.content)
+            why = _not_a_test(code)
+            if why:
+                self.emit(Notice("info", f"not a reproduction: {why}"))
+                self._said(f"[tomo: not a reproduction: {why}.]")
+                continue
+            (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
+            command = f"{check} {shlex.quote(path)}"  # the project's own way to run pytest, on this one file
+            number = self._next_block()
+            output = await self.engine.run_command(command, number, self.gates, self.emit, round_=self.summary.rounds)
+            last = self.gates.checks[-1]
+            why = _not_failing_by_the_problem(last.exit_code, output)
+            if not why:
+                self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
+                self.messages.append(Message.user(output))
+                return Repro(command, output, path, code)
+            self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
+            self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
+            (self.engine.root / path).unlink(missing_ok=True)
+            self._record_restore()
+        return None
+
+    async def _trial(self, task: str, repro: Repro | None) -> bool:
+        """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
+        target = self.engine._target()
+        reply = await self._ask(fix_request(task, repro, target), hot=bool(self.seen))
+        blocks = self.engine._recognise(extract(reply.message.content)).blocks
+        edits = [b for b in blocks if b.edits and b.target and not _is_repro(b.target, repro)]
+        if not edits:
+            self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
+            self.seen.add("")
+            return False
+        reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
+        changed = [p for p in self.gates.files_changed() if not _is_repro(p, repro)]
+        key = _fingerprint(self.engine.root, changed)
+        if not changed or key in self.seen:
+            self.emit(Notice("info", "this trial changed nothing new (no file, or what an earlier trial wrote): not "
+                                     "run again"))
+            self._put_back(changed)
+            self._said("\n\n".join(reports))
+            self.seen.add(key)
+            return False
+        self.seen.add(key)
+        commands = [repro.command] if repro is not None and repro.command != self.engine.check else []
+        commands.append(self.engine.check or "")
+        for command in commands:
+            reports.append(await self.engine.run_command(command, self._next_block(), self.gates, self.emit,
+                                                         round_=self.summary.rounds))
+            if not self.gates.checks[-1].green:
+                break
+        self._said("\n\n".join(reports))
+        if self.gates.checks[-1].green:
+            return True
+        self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
+                                 f"{'it' if len(changed) == 1 else 'them'}"))
+        self._put_back(changed)
+        return False
+
+    # ---- the model --------------------------------------------------------------------------------------------
+
+    async def _ask(self, text: str, *, hot: bool) -> Reply:
+        """One fresh request (the system prompt and ``text`` alone), counted as a round."""
+        engine, summary = self.engine, self.summary
+        self.emit(ModelThinking(AGENT, engine.model.name, summary.rounds + 1))
+        self.messages = [Message.user(text)]
+        started = time.perf_counter()
+        with _sampled(engine.model, engine.retry_temperature if hot else None):
+            reply, interrupted = await engine._guarded(
+                engine._ask_once([Message.system(engine.system), *self.messages], self.emit))
+        if interrupted or reply is None:
+            raise _Interrupted
+        summary.rounds += 1
+        summary.usage += reply.usage
+        self.emit(ModelCalled(AGENT, engine.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
+                              reply.usage.output_tokens, time.perf_counter() - started, reply.usage.estimated))
+        if reply.finish == "error":
+            raise ModelError(BROKEN, provider=engine.model.name)
+        self.messages.append(Message.assistant(reply.message.content))
+        if reply.message.content:
+            self.emit(AssistantSaid(AGENT, reply.message.content))
+        return reply
+
+    def _said(self, text: str) -> None:
+        self.messages.append(Message.user(text))
+
+    # ---- the files --------------------------------------------------------------------------------------------
+
+    def _repro_path(self) -> str:
+        root = self.engine.root
+        folder = "tests/" if (root / "tests").is_dir() else ""
+        stem = REPRO_NAME.removesuffix(".py")
+        path, n = f"{folder}{REPRO_NAME}", 1
+        while (root / path).exists():
+            n += 1
+            path = f"{folder}{stem}_{n}.py"
+        return path
+
+    def _called(self) -> list[str]:
+        """The project's functions the task's own words call (``name(...)``): what the reproduction should call.
+        Measured: asked to use the task's example, Qwen 1.5B tested a neighbouring function instead."""
+        words = list(dict.fromkeys(m.group(1) for m in _CALL.finditer(self.user)))
+        homes = self.engine._homes(words) if words else {}
+        return [w for w in words if homes.get(w)]
+
+    def _test_imports(self) -> list[str]:
+        """How the project's own tests import the code, so the reproduction imports it the same way."""
+        root = self.engine.root
+        found: list[str] = []
+        for path in sorted(root.glob("tests/test_*.py")) + sorted(root.glob("test_*.py")):
+            if path.name.startswith("test_tomo_repro"):
+                continue
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, UnicodeDecodeError):
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    line = ast.unparse(node)
+                    if line not in found:
+                        found.append(line)
+            if len(found) >= 6:
+                break
+        return found[:8]
+
+    def _put_back(self, paths: Sequence[str]) -> None:
+        """A failed trial's files as the turn found them (a file the turn added is removed)."""
+        base = self.gates.baseline
+        for rel in paths:
+            full = self.engine.root / rel
+            if rel in base.contents:
+                full.write_bytes(base.contents[rel])
+            elif rel not in base.hashes:
+                full.unlink(missing_ok=True)
+        self._record_restore()
+
+    def _record_restore(self) -> None:
+        """The put-back as a neutral block, so the gates see the fix gone (the next trial's edit starts a new fix)."""
+        self.gates.record(self._next_block(), "edit", "put back", 0, kind="neutral")
+
+    def _next_block(self) -> int:
+        self.summary.blocks += 1
+        return self.summary.blocks
+
+    async def _command(self, command: str) -> str:
+        return await self.engine.run_command(command, self._next_block(), self.gates, self.emit,
+                                             round_=self.summary.rounds)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C while the model was answering: the turn ends."""
+
+
+BROKEN = ("the model's reply broke off before it finished (the stream ended without a finish reason); nothing of "
+          "that reply was used")
+
+
+async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
+    """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`."""
+    from tomo.oi.engine import TurnSummary
+
+    sink = sink or NullSink()
+    emit = sink.emit
+    summary = engine.last = TurnSummary()
+    engine._interrupts, engine._end = 0, False
+    task = engine._with_context(user, history, emit, first_step=False)
+    baseline = await engine._baseline_failures()
+    gates = TurnGates(engine.root, exec_gate=engine.exec_gate, repro=engine.repro,
+                      claim_repro=engine.claim == "repro")
+    gates.start()
+    trials = Trials(engine, summary, gates, emit, user)
+    emit(Notice("info", "trials: tomo asks for a test that reproduces the problem, then for fixes, each from the task "
+                        "alone and each judged by that test and the project's check"))
+    try:
+        await trials.run(task, baseline)
+    except _Interrupted:
+        summary.ended_by = "interrupted"
+    except ModelError as exc:
+        summary.ended_by, summary.error = "error", exc.message
+        emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
+    finally:
+        summary.files_changed = gates.files_changed()
+        summary.gates = gates.verdicts()
+        summary.evidence = gates.evidence()
+        gates.close()
+        emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens, summary.usage.estimated))
+        emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
+                       summary.gates_dict(), summary.outcome, summary.reason))
+    new = trials.messages
+    if engine.checkpoint is not None:
+        engine.checkpoint(new)
+    return new
+
+
+# ---- what the model reads -------------------------------------------------------------------------------------
+
+
+def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = ()) -> str:
+    how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
+           if imports else "")
+    if called:
+        names = ", ".join(f"`{n}`" for n in called)
+        how += (f"The task's example calls {names}: the test calls {'it' if len(called) == 1 else 'them'} with the "
+                "same arguments and asserts the result the task says is right.\n")
+    return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
+            "of the problem described, and will pass once it is fixed. When the task gives an example (a call and "
+            "the result it should have), use exactly that example. Do not fix anything yet.\n"
+            f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
+            "from module import function\n\n\ndef test_the_problem():\n    assert function(...) == expected\n```")
+
+
+def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None) -> str:
+    where = (f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
+             if target else "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```")
+    if repro is None:
+        shown = ""
+    else:
+        test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
+        shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
+                 f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    return (f"{task}{shown}\n\nFix the code so that the test passes. Reply with the complete corrected definition "
+            "(every line of the function or class that must change; change only what the problem needs), in a "
+            f"block labeled with its file, for example\n{where}\nDo not change the tests.")
+
+
+# ---- helpers --------------------------------------------------------------------------------------------------
+
+
+def _first_python(text: str) -> str:
+    for block in extract(text).blocks:
+        if block.label.split(" ")[0].lower() in ("python", "py", "python3") and block.code.strip():
+            return block.code
+    return ""
+
+
+def _not_a_test(code: str) -> str:
+    """Why ``code`` cannot be a reproduction ('' when it can)."""
+    if not code.strip():
+        return "the reply has no ```python block"
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return f"the test does not parse (line {exc.lineno}: {exc.msg})"
+    if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body):
+        return "the block defines no test function (a `def test_...():` at the top level)"
+    return ""
+
+
+def _not_failing_by_the_problem(exit_code: int, output: str) -> str:
+    """Why a reproduction's run does not show the problem ('' when it does): it must fail in a test (pytest exit 1),
+    and not by its own mistake (a name it never imported, an import of something that does not exist)."""
+    if exit_code == 0:
+        return "it passes, so it does not show the problem"
+    if exit_code != 1 or not failed_tests(output):
+        return f"pytest could not run it as a test (exit {exit_code})"
+    fault = _TEST_OWN_FAULT.search(output)
+    if fault:
+        return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
+    return ""
+
+
+def _is_repro(path: str, repro: Repro | None) -> bool:
+    return is_test_path(path) or (repro is not None and path == repro.path)
+
+
+def _fingerprint(root: Path, paths: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for rel in sorted(paths):
+        digest.update(rel.encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update((root / rel).read_bytes())
+    return digest.hexdigest()
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of a pytest log (its failures and summary), at most ``limit`` characters."""
+    text = text.strip()
+    start = text.find("= FAILURES =")
+    if start > 0:
+        text = text[text.rfind("\n", 0, start) + 1:]
+    return text if len(text) <= limit else "…\n" + text[-limit:]
+
+
+@contextlib.contextmanager
+def _sampled(model: Any, temperature: float | None) -> Iterator[None]:
+    """``temperature`` for one request, only on a model tomo set a working temperature for (a provider's default is
+    never overridden)."""
+    if temperature is None or not isinstance(model, Tempered) or model.temperature is None:
+        yield
+        return
+    current = model.temperature
+    model.temperature = temperature
+    try:
+        yield
+    finally:
+        model.temperature = current
+

@@ -1,0 +1,177 @@
+"""Trials (`tomo.oi.trials`): a reproduction first, then fixes asked afresh, each judged by it in the real sandbox.
+
+The scripted replies are what Qwen2.5-Coder 1.5B was seen sending in the lab: a test of a neighbouring function, a
+"fix" that inverts a condition, the same fix twice. The harness must keep only a test that fails because of the
+problem, put every failed trial back byte for byte, and say "verified" only for a fix the reproduction and the
+project's check passed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oi.oi_support import LIMITS, PYTEST
+from oi.test_honest_outcomes import TemperedScript
+from tomo.events import BlockStarted, ListSink, Notice
+from tomo.oi.engine import Engine
+from tomo.oi.trials import fix_request, reproduce_request, runs_pytest
+
+SHAPES = '''\
+def add(a, b):
+    return a + b
+
+
+def double(x):
+    """Twice x."""
+    return add(x, x) + 1
+'''
+TEST_SHAPES = "from shapes import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+TASK = "double(2) returns 5, but twice 2 is 4. Please fix double."
+REPRO = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+WRONG = "def double(x):\n    return add(x, x) - 1\n"
+RIGHT = "def double(x):\n    return add(x, x)\n"
+
+
+def block(label: str, code: str) -> dict[str, str]:
+    return {"content": f"Here it is.\n\n```{label}\n{code}```\n"}
+
+
+@pytest.fixture
+def shapes(tmp_path: Path) -> Path:
+    root = tmp_path / "shapes"
+    (root / "tests").mkdir(parents=True)
+    (root / "shapes.py").write_text(SHAPES)
+    (root / "tests" / "test_shapes.py").write_text(TEST_SHAPES)
+    (root / "conftest.py").write_text("")
+    return root
+
+
+def engine_for(model: TemperedScript, sandbox, root: Path, **kwargs) -> Engine:
+    kwargs.setdefault("max_rounds", 6)
+    return Engine(model, sandbox, workspace=root, context=False, limits=LIMITS, check=PYTEST, strategy="trials",
+                  claim="repro", **kwargs)
+
+
+def commands(sink: ListSink) -> list[str]:
+    return [e.code.strip() for e in sink.of(BlockStarted)]
+
+
+async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(strict, shapes):
+    model = TemperedScript([block("python tests/test_mine.py", REPRO), block("python shapes.py", WRONG),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    messages = await engine.turn([], TASK, sink)
+    summary = engine.last
+    assert summary.outcome == "verified" and summary.verified and summary.ended_by == "model"
+    assert summary.rounds == 3 and summary.files_changed == ["shapes.py", "tests/test_tomo_repro.py"]
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # tomo's file, whatever the label said
+    assert not (shapes / "tests" / "test_mine.py").exists()
+    assert summary.gates["repro"].on is False and summary.evidence.satisfied  # --claim repro: a red came first
+    assert model.seen == [0.2, 0.2, 0.8]  # the repro and the first trial at the working temperature, then hotter
+    # every request is fresh: the system prompt and one message, and no trial sees an earlier trial's code
+    assert [len(sent) for sent in model.sent] == [2, 2, 2]
+    assert "add(x, x) - 1" not in model.sent[2][-1].content
+    assert "assert double(2) == 4" in model.sent[1][-1].content and "assert 5 == 4" in model.sent[1][-1].content
+    assert any("trial failed: shapes.py put back" in n.text for n in sink.of(Notice))
+    ran = commands(sink)
+    assert ran.count(f"{PYTEST} tests/test_tomo_repro.py") == 3 and ran.count(PYTEST) == 1  # check only when green
+    assert messages[0].role == "user" and RIGHT.strip() in messages[1].content
+
+
+async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduction(strict, shapes):
+    passes = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
+    broken = "def test_double():\n    assert double(2) == 4\n"  # never imported: NameError
+    model = TemperedScript([block("python", passes), block("python", broken), block("python", REPRO),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    assert engine.last.verified and engine.last.rounds == 4
+    assert model.seen == [0.2, 0.8, 0.8, 0.2]
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
+    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    assert len(rejected) == 2 and "it passes" in rejected[0] and "NameError" in rejected[1]
+
+
+async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
+                            block("python shapes.py", "def double(x):\n    return x * 3\n")])
+    engine = engine_for(model, strict, shapes, max_rounds=4)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    summary = engine.last
+    assert summary.outcome == "unchanged" and not summary.verified and summary.ended_by == "rounds"
+    assert (shapes / "shapes.py").read_text() == SHAPES
+    assert sorted(p.name for p in (shapes / "tests").iterdir() if p.suffix == ".py") == ["test_shapes.py"]
+    # the repeated wrong fix was not run again: the repro ran for the first trial and the third only (and at start)
+    assert commands(sink).count(f"{PYTEST} tests/test_tomo_repro.py") == 3
+    assert any("changed nothing new" in n.text for n in sink.of(Notice))
+    assert any("test_tomo_repro.py removed" in n.text for n in sink.of(Notice))
+
+
+async def test_a_project_whose_check_already_fails_needs_no_written_reproduction(strict, shapes):
+    (shapes / "tests" / "test_double.py").write_text("from shapes import double\n\n\ndef test_double():\n"
+                                                     "    assert double(3) == 6\n")
+    model = TemperedScript([block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    await engine.turn([], "the test fails; fix double", ListSink())
+    assert engine.last.verified and engine.last.rounds == 1
+    assert "assert 7 == 6" in model.sent[0][-1].content  # the failing check is what the trial reads
+    assert not (shapes / "tests" / "test_tomo_repro.py").exists()
+
+
+async def test_a_trial_that_edits_the_tests_is_not_laid_in(strict, shapes):
+    cheat = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 5\n"
+    model = TemperedScript([block("python", REPRO), block("python tests/test_tomo_repro.py", cheat),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    await engine.turn([], TASK, ListSink())
+    assert engine.last.verified and engine.last.rounds == 3
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
+
+
+async def test_trials_without_a_pytest_check_are_a_conversation(strict, shapes):
+    model = TemperedScript([{"content": "Nothing to do."}])
+    engine = Engine(model, strict, workspace=shapes, context=False, limits=LIMITS, check="make test",
+                    strategy="trials")
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    assert any("this turn is a conversation" in n.text for n in sink.of(Notice))
+    assert engine.last.outcome == "unchanged" and len(model.sent[0]) == 2
+
+
+def test_unknown_strategy_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown strategy 'best'"):
+        Engine(TemperedScript([]), None, strategy="best")  # type: ignore[arg-type]
+
+
+def test_runs_pytest_reads_the_command() -> None:
+    assert runs_pytest("python -m pytest -q") and runs_pytest("PYTEST_X=1 pytest") and runs_pytest("/usr/bin/pytest")
+    assert not runs_pytest("make test") and not runs_pytest(None) and not runs_pytest("pytest-watch")
+
+
+def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
+    asked = reproduce_request("task", "tests/test_tomo_repro.py", ["from shapes import double"], ["double"])
+    assert "```python tests/test_tomo_repro.py" in asked and "from shapes import double" in asked
+    assert "calls `double`" in asked
+    from tomo.oi.trials import Repro
+
+    repro = Repro("pytest x", "noise\n=== FAILURES ===\nE   assert 5 == 4\n", "tests/t.py", REPRO)
+    fix = fix_request("task", repro, ("shapes.py", "double"))
+    assert "```python shapes.py\ndef double(" in fix and "assert 5 == 4" in fix and "noise" not in fix
+    assert "assert double(2) == 4" in fix
+    assert "reproduces" not in fix_request("task", None, None)
+
+
+@pytest.mark.parametrize(("flags", "said"), [(["--strategy", "best"], "'best' is not one of"),
+                                             (["--strategy", "trials"], "add --check auto")])
+def test_the_cli_refuses_a_bad_strategy(tmp_path: Path, flags: list[str], said: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "tomo", "run", "fix it", "--root", str(tmp_path), *flags],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and said in " ".join(done.stderr.split())

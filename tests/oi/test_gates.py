@@ -177,3 +177,16 @@ async def test_an_edit_in_the_same_second_as_a_test_run_is_never_judged_by_stale
     _summary, messages, _sink, _ = await run_turn(make_engine, strict, project, [block, say("done")])
     assert "sum 5" in texts(messages) and "sum -1" not in texts(messages)
     assert not list(project.rglob("*.pyc"))
+
+
+async def test_a_red_under_an_earlier_reverted_fix_is_not_a_reproduction(make_engine, strict, project):
+    # a wrong fix, its red test, the original put back, the right fix: the only red showed the wrong fix's fault
+    wrong = sh("sed -i 's/return a - b/return a * b/' calc.py")
+    revert = sh("sed -i 's/return a \\* b/return a - b/' calc.py")
+    replies = [wrong, RED, revert, FIX, GREEN, say("fixed"), say("fixed, really")]
+    summary, _, _, _ = await run_turn(make_engine, strict, project, replies, exec_gate=True, repro=True,
+                                      max_rounds=7)
+    assert summary.gates["exec"].satisfied
+    assert summary.gates["repro"].satisfied is False and "not preceded by a failing check" in \
+        summary.gates["repro"].reason
+    assert not summary.verified

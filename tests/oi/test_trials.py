@@ -86,7 +86,7 @@ async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(str
 
 async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduction(strict, shapes):
     passes = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
-    broken = "def test_double():\n    assert double(2) == 4\n"  # never imported: NameError
+    broken = "def test_double():\n    assert triple(2) == 6\n"  # a name nothing defines: NameError
     model = TemperedScript([block("python", passes), block("python", broken), block("python", REPRO),
                             block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
@@ -97,6 +97,36 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "it passes" in rejected[0] and "NameError" in rejected[1]
+
+
+async def test_a_name_the_test_never_imported_is_imported_from_where_the_project_says(strict, shapes):
+    (shapes / "shapes.py").write_text("from fractions import Fraction\n\n\n" + SHAPES)
+    lazy = "def test_double():\n    assert double(Fraction(1, 2)) == 1\n    assert double(2) == 4\n"
+    model = TemperedScript([block("python", lazy), block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    assert engine.last.verified and engine.last.rounds == 2
+    written = (shapes / "tests" / "test_tomo_repro.py").read_text()
+    assert written == "from fractions import Fraction\nfrom shapes import double\n" + lazy
+    assert any("tomo added the imports" in n.text and "from shapes import double" in n.text for n in sink.of(Notice))
+
+
+async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):
+    # the test imports shapes (so it runs the file the fix changes) and then fails by its own mistake
+    (shapes / "tests" / "test_kind.py").write_text("from shapes import double\n\n\ndef test_kind():\n"
+                                                   "    assert isinstance(double(1), int)\n")
+    broken = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == triple(2)\n"
+    passes = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 5\n"
+    model = TemperedScript([block("python", broken), block("python", passes), block("python", passes),
+                            block("python shapes.py", "def double(x):\n    return add(x, x) + 0\n")])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    summary = engine.last
+    assert summary.files_changed == ["shapes.py"] and summary.outcome == "unverified"  # the check passed, but...
+    assert "--claim repro" in summary.reason and "not preceded by a failing check" in summary.reason
+    assert any("no reproduction" in n.text for n in sink.of(Notice))
 
 
 async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):

@@ -14,7 +14,8 @@ checker or linter.
 
 **Repro gate.** A turn that changed code outside tests (the fix) may end only when an executing check came back red
 before the fix's first edit, and -- when the fix is in Python -- that red check ran code in a file the fix changed.
-A fix reverted to the turn's start is no fix: the next edit starts it again, so "revert, reproduce, fix" works.
+A fix reverted to the turn's start is no fix: the next edit starts it again, so "revert, reproduce, fix" works. A red
+check that ran while an earlier fix was in place shows that fix's fault, not the problem, so it never counts.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Check:
     lines: dict[str, set[int]] = field(default_factory=dict)
     ran: set[str] = field(default_factory=set)
     traced: bool = False
+    fixing: bool = False  # code outside tests differed from the turn's start when it ran: a red then shows that code
 
     @property
     def green(self) -> bool:
@@ -159,12 +161,18 @@ class TurnGates:
             self._read_traces(self._trace_root / str(number), check)
             if runner == "python" and check.traced and not check.ran and not changed:
                 check.kind = "neutral"  # it ran none of the workspace's code and changed nothing: it only looked
-        if not any(not is_test_path(p) for p in self.changed_code()):
+        check.fixing = any(not is_test_path(p) for p in self.changed_code())
+        if not check.fixing:
             self.first_fix = None  # no fix (any more): a fix reverted to the start is no fix, so a red may come first
         elif self.first_fix is None and any(not is_test_path(p) for p in check.changed_code):
             self.first_fix = number
         self.checks.append(check)
         return check
+
+    def set_aside(self, check: Check) -> None:
+        """``check`` shows nothing about the code (a reproduction test tomo found failing by its own mistake: a name it
+        never imported): it stays in the record as a neutral block, never as evidence."""
+        check.kind, check.conclusive = "neutral", False
 
     def files_changed(self) -> list[str]:
         """Every file that differs from the turn's start (code or not)."""
@@ -309,6 +317,7 @@ class TurnGates:
         first_fix = self.first_fix if self.first_fix is not None else 0
         before = [c for c in self.checks if c.number < first_fix]
         python_fix = [p for p in fix_files if p.endswith(".py")]
+        before = [c for c in before if not c.fixing]  # a red under an earlier, reverted fix showed that fix's fault
         for check in reversed(before):
             if not (check.red and check.conclusive and check.kind == "executing"):
                 continue

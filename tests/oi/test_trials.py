@@ -74,9 +74,12 @@ async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(str
     assert not (shapes / "tests" / "test_mine.py").exists()
     assert summary.gates["repro"].on is False and summary.evidence.satisfied  # --claim repro: a red came first
     assert model.seen == [0.2, 0.2, 0.8]  # the repro and the first trial at the working temperature, then hotter
-    # every request is fresh: the system prompt and one message, and no trial sees an earlier trial's code
+    # every request is fresh: the system prompt and one message; the second trial reads the first one's diff and
+    # what it gave, marked as not working, and nothing of the repro request
     assert [len(sent) for sent in model.sent] == [2, 2, 2]
-    assert "add(x, x) - 1" not in model.sent[2][-1].content
+    second = model.sent[2][-1].content
+    assert "An earlier fix did not work" in second and "+    return add(x, x) - 1" in second
+    assert "assert 3 == 4" in second and "An earlier fix" not in model.sent[1][-1].content
     assert "assert double(2) == 4" in model.sent[1][-1].content and "assert 5 == 4" in model.sent[1][-1].content
     assert any("trial failed: shapes.py put back" in n.text for n in sink.of(Notice))
     ran = commands(sink)
@@ -97,6 +100,9 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "it passes" in rejected[0] and "NameError" in rejected[1]
+    # each next request shows the rejected test and why: what the code does now, or the test's own mistake
+    assert "assert add(1, 1) == 2" in model.sent[1][-1].content and "It passes now" in model.sent[1][-1].content
+    assert "triple(2)" in model.sent[2][-1].content and "name 'triple' is not defined" in model.sent[2][-1].content
 
 
 async def test_a_name_the_test_never_imported_is_imported_from_where_the_project_says(strict, shapes):

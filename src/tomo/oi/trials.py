@@ -6,24 +6,27 @@ did do, from a short fresh request, was write one small thing right some of the 
 fresh questions and lets the harness judge each answer:
 
 1. **Reproduce.** The model writes one pytest test that should fail because of the problem (the task's own example,
-   when it gives one). tomo writes it to a file of its choosing and runs it. It is kept only when it fails in a test
-   (exit 1), not in its own imports or names; otherwise it is removed and asked again, hotter. A project whose check
-   already fails at the start has its reproduction: the check itself.
-2. **Try.** Each trial asks, from the task, the context pack, the test and its failure (never an earlier trial), for
-   the corrected definitions. tomo lays them in and runs the test, then the project's check. The first trial that
-   makes both pass ends the turn. Otherwise every file it changed is put back byte for byte and the next trial is
-   sampled hotter. A trial that writes what an earlier one wrote is not run again.
+   when it gives one). tomo writes it to a file of its choosing, adds the imports it used without writing them, and
+   runs it. It is kept only when it fails in a test (exit 1), not by its own mistake (a name nothing defines);
+   otherwise it is removed, and the next request shows it with the verdict ("it passes, so it asserts what the code
+   does now"). A project whose check already fails at the start has its reproduction: the check itself.
+2. **Try.** Each trial is one request: the task, the context pack, the test and its failure, and at most the last
+   failed trial's diff with what it gave (never a conversation to copy from). tomo lays the edit in and runs the
+   test, then the project's check. The first trial whose check is green and ran the changed code ends the turn.
+   Otherwise every file it changed is put back byte for byte and the next trial is sampled hotter. A trial that
+   writes what an earlier one wrote is not run again.
 
 Every run is a block the gates measure, as in a conversation turn, so "verified" means what it always means: the
 test failed before the fix, and a passing check executed the changed code. A turn whose trials all fail leaves the
-files as it found them, apart from the reproduction test it kept. The model's own commands are never run here: its
-only job in a trial is the edit.
+files as it found them (the reproduction test removed too). The model's own commands are never run here: its only
+job in a trial is the edit.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import hashlib
 import re
 import shlex
@@ -59,6 +62,8 @@ REPRO_TRIES = 3
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
 FAILURE_CHARS = 1500
 """How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
+DIFF_LINES = 40
+"""The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _TEST_OWN_FAULT = re.compile(r"\b(NameError|ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
@@ -92,6 +97,8 @@ class Trials:
         self.gates = gates
         self.emit = emit
         self.seen: set[str] = set()
+        self.rejected: tuple[str, str] | None = None  # the last test that was no reproduction, and why
+        self.failed: tuple[str, str] | None = None  # the last trial that failed: its diff, and the failure
         self.messages: list[Message] = []  # the last exchange: what the session keeps
 
     # ---- the turn ---------------------------------------------------------------------------------------------
@@ -127,13 +134,14 @@ class Trials:
         for attempt in range(REPRO_TRIES):
             if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
                 return None
-            reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called()),
-                                    hot=attempt > 0)
+            reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called(),
+                                                      self.rejected), hot=attempt > 0)
             code = _first_python(reply.message.content)
             why = _not_a_test(code)
             if why:
                 self.emit(Notice("info", f"not a reproduction: {why}"))
                 self._said(f"[tomo: not a reproduction: {why}.]")
+                self.rejected = (code, f"It is not a reproduction: {why}.") if code.strip() else None
                 continue
             code, added = self._with_imports(code)
             if added:
@@ -151,6 +159,7 @@ class Trials:
                 self.messages.append(Message.user(output))
                 return Repro(command, output, path, code)
             self.gates.set_aside(last)  # a test that failed by its own mistake showed nothing about the code
+            self.rejected = (code, _rejection(why, output))
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
             (self.engine.root / path).unlink(missing_ok=True)
@@ -160,7 +169,7 @@ class Trials:
     async def _trial(self, task: str, repro: Repro | None) -> bool:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
         target = self._tested(repro) or self.engine._target()
-        reply = await self._ask(fix_request(task, repro, target), hot=bool(self.seen))
+        reply = await self._ask(fix_request(task, repro, target, self.failed), hot=bool(self.seen))
         blocks = self.engine._recognise(extract(reply.message.content)).blocks
         edits = [b for b in blocks if b.edits and b.target and not _is_repro(b.target, repro)]
         if not edits:
@@ -190,6 +199,7 @@ class Trials:
             return True
         self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
                                  f"{'it' if len(changed) == 1 else 'them'}"))
+        self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         self._put_back(changed)
         return False
 
@@ -302,6 +312,18 @@ class Trials:
                 break
         return found if limit is None else found[:limit]
 
+    def _diff(self, paths: Sequence[str]) -> str:
+        """What a trial changed, as a unified diff against the turn's start (at most ``DIFF_LINES`` lines)."""
+        lines: list[str] = []
+        for rel in paths:
+            old = self.gates.baseline.contents.get(rel, b"").decode("utf-8", "replace").splitlines(keepends=True)
+            try:
+                new = (self.engine.root / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+            except (OSError, UnicodeDecodeError):
+                continue
+            lines += difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}", n=1)
+        return "".join(lines[:DIFF_LINES]).rstrip("\n")
+
     def _put_back(self, paths: Sequence[str]) -> None:
         """A failed trial's files as the turn found them (a file the turn added is removed)."""
         base = self.gates.baseline
@@ -374,22 +396,27 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
 # ---- what the model reads -------------------------------------------------------------------------------------
 
 
-def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = ()) -> str:
+def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = (),
+                      earlier: tuple[str, str] | None = None) -> str:
     how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
            if imports else "")
     if called:
         names = ", ".join(f"`{n}`" for n in called)
         how += (f"The task's example calls {names}: the test calls {'it' if len(called) == 1 else 'them'} with the "
                 "same arguments.\n")
+    if earlier is not None:
+        how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]} Write a better one.\n"
     return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
             "of the problem described, and will pass once it is fixed. When the task gives an example (a call and "
             "the result it should have), use exactly that call, and assert the result the task says is right, not "
-            "the one it gets now. Do not fix anything yet.\n"
+            "the one it gets now. If the code reads a file, the test writes one first, under pytest's `tmp_path`. "
+            "Do not fix anything yet.\n"
             f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
             "from module import function\n\n\ndef test_the_problem():\n    assert function(...) == expected\n```")
 
 
-def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None) -> str:
+def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
+                failed: tuple[str, str] | None = None) -> str:
     where = (f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
              if target else "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```")
     if repro is None:
@@ -398,6 +425,9 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None) 
         test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
         shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
                  f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    if failed is not None:
+        shown += (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
+                  f"{failed[1]}\n```\nWrite a different fix.")
     return (f"{task}{shown}\n\nFix the code so that the test passes. Reply with the complete corrected definition "
             "(every line of the function or class that must change; change only what the problem needs), in a "
             f"block labeled with its file, for example\n{where}\nDo not change the tests.")
@@ -496,6 +526,15 @@ def _module_of(path: str) -> str | None:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _rejection(why: str, output: str) -> str:
+    """What the next request says about a test that was no reproduction."""
+    if why.startswith("it passes"):
+        return ("It passes now, so it asserts what the code does now, which the task says is wrong. Assert the "
+                "result the task says is right.")
+    line = next((ln.strip() for ln in output.splitlines() if ln.startswith("E ")), "")
+    return f"It is not a reproduction: {why}" + (f" ({line[1:].strip()})." if line else ".")
 
 
 def _is_repro(path: str, repro: Repro | None) -> bool:

@@ -135,6 +135,21 @@ async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):
     assert any("no reproduction" in n.text for n in sink.of(Notice))
 
 
+async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(strict, shapes):
+    made_up = "from shapes import double\n\n\ndef test_double():\n    assert double.cached(2) == 4\n"
+    asked = "from shapes import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n"
+    model = TemperedScript([block("python", made_up), block("python", asked),
+                            block("python shapes.py", "def triple(x):\n    return x * 3\n")])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], "Please add triple(x) to shapes.py: three times x.", sink)
+    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    assert len(rejected) == 1 and "has no attribute 'cached'" in rejected[0] and "names no `cached`" in rejected[0]
+    # `triple` cannot be imported yet (pytest exit 2, at collection), and the task asks for it: that is the problem
+    assert engine.last.verified and engine.last.rounds == 3
+    assert "def triple(x)" in (shapes / "shapes.py").read_text()
+
+
 async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):
     model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
                             block("python shapes.py", "def double(x):\n    return x * 3\n")])
@@ -203,6 +218,8 @@ def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
     assert "```python shapes.py\ndef double(" in fix and "assert 5 == 4" in fix and "noise" not in fix
     assert "assert double(2) == 4" in fix
     assert "reproduces" not in fix_request("task", None, None)
+    cls = fix_request("task", repro, ("shop/cart.py", "Cart"), is_class=True)
+    assert "```python shop/cart.py\nclass Cart:\n    def the_method(self" in cls and "def Cart(" not in cls
 
 
 @pytest.mark.parametrize(("flags", "said"), [(["--strategy", "best"], "'best' is not one of"),

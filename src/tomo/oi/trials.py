@@ -66,8 +66,10 @@ DIFF_LINES = 40
 """The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
-_TEST_OWN_FAULT = re.compile(r"\b(NameError|ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
-                             r"fixture '[^']+' not found")
+_TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
+                             r"fixture '[^']+' not found|ImportError(?!: cannot import name)")
+_MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def runs_pytest(check: str | None) -> bool:
@@ -153,7 +155,7 @@ class Trials:
             number = self._next_block()
             output = await self.engine.run_command(command, number, self.gates, self.emit, round_=self.summary.rounds)
             last = self.gates.checks[-1]
-            why = _not_failing_by_the_problem(last.exit_code, output)
+            why = _not_failing_by_the_problem(last.exit_code, output, self.user)
             if not why:
                 self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
                 self.messages.append(Message.user(output))
@@ -169,7 +171,9 @@ class Trials:
     async def _trial(self, task: str, repro: Repro | None) -> bool:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
         target = self._tested(repro) or self.engine._target()
-        reply = await self._ask(fix_request(task, repro, target, self.failed), hot=bool(self.seen))
+        is_class = target is not None and self._is_class(*target)
+        reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class),
+                                hot=bool(self.seen))
         blocks = self.engine._recognise(extract(reply.message.content)).blocks
         edits = [b for b in blocks if b.edits and b.target and not _is_repro(b.target, repro)]
         if not edits:
@@ -259,6 +263,18 @@ class Trials:
             if len(paths) == 1 and not is_test_path(paths[0]):
                 return paths[0], name
         return None
+
+    def _is_class(self, path: str, name: str) -> bool:
+        """Whether ``name`` in ``path`` is a class: the example then shows a method inside it (the lab saw a class
+        replaced by a function named like it, after an example of the form `def Cart(...)`)."""
+        try:
+            from tomo.prism import Graph
+
+            with Graph.open(self.engine.root) as graph:
+                return any(s.kind == "class" for s in graph.find_symbol(name, limit=20)
+                           if s.name == name and s.path == path)
+        except Exception:  # an example is a help, never a reason to fail the trial
+            return False
 
     def _called(self) -> list[str]:
         """The project's functions the task's own words call (``name(...)``): what the reproduction should call.
@@ -416,9 +432,14 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
 
 
 def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
-                failed: tuple[str, str] | None = None) -> str:
-    where = (f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
-             if target else "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```")
+                failed: tuple[str, str] | None = None, *, is_class: bool = False) -> str:
+    if target is None:
+        where = "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```"
+    elif is_class:
+        where = (f"```python {target[0]}\nclass {target[1]}:\n    def the_method(self, ...):\n        <every line of "
+                 "the corrected method>\n```\n(the methods you leave out stay as they are)")
+    else:
+        where = f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
     if repro is None:
         shown = ""
     else:
@@ -456,18 +477,28 @@ def _not_a_test(code: str) -> str:
     return ""
 
 
-def _not_failing_by_the_problem(exit_code: int, output: str) -> str:
-    """Why a reproduction's run does not show the problem ('' when it does): it must fail in a test (pytest exit 1),
-    and not by its own mistake (a name it never imported, an import of something that does not exist)."""
+def _not_failing_by_the_problem(exit_code: int, output: str, task: str = "") -> str:
+    """Why a reproduction's run does not show the problem ('' when it does). It must fail in a test (pytest exit 1),
+    and not by its own mistake: a name nothing defines, a module that does not exist, a syntax error. A missing
+    attribute, keyword or importable name is the problem only when the task names it (a feature asked for:
+    ``Order.cancel``); otherwise the test made it up (the lab saw ``cart.total(cart.prices)``). A name the task asks
+    for that cannot be imported yet fails at collection (pytest exit 2), and that counts too."""
     if exit_code == 0:
         return "it passes, so it does not show the problem"
+    asked = set(_IDENTIFIER.findall(task))
+    for match in _MISSING.finditer(output):
+        name = match.group("name")
+        if name not in asked:
+            return (f"it fails by its own mistake ({match.group(0)}: the task names no `{name}`), not because of "
+                    "the problem")
+    if exit_code == 2 and any(m.group("name") in asked for m in _MISSING.finditer(output)):
+        return ""
     if exit_code != 1 or not failed_tests(output):
         return f"pytest could not run it as a test (exit {exit_code})"
     fault = _TEST_OWN_FAULT.search(output)
     if fault:
         return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
     return ""
-
 
 def _imports_of(path: Path) -> list[str]:
     """The top-level import statements of a Python file, one per line (none when it cannot be read)."""

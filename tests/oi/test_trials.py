@@ -150,6 +150,14 @@ async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(stri
     assert "def triple(x)" in (shapes / "shapes.py").read_text()
 
 
+async def test_the_reproduction_example_imports_the_function_the_task_calls(strict, shapes):
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    await engine.turn([], TASK, ListSink())
+    assert "from shapes import double\n\n\ndef test_the_problem():\n    assert double(...)" in \
+        model.sent[0][-1].content
+
+
 async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):
     model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
                             block("python shapes.py", "def double(x):\n    return x * 3\n")])
@@ -211,6 +219,10 @@ def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
     asked = reproduce_request("task", "tests/test_tomo_repro.py", ["from shapes import double"], ["double"])
     assert "```python tests/test_tomo_repro.py" in asked and "from shapes import double" in asked
     assert "calls `double`" in asked
+    assert "from module import function" in asked  # no subject known: the placeholder
+    named = reproduce_request("task", "tests/t.py", [], subject=("paging", "paginate"))
+    assert "from paging import paginate\n\n\ndef test_the_problem():\n    assert paginate(...)" in named
+    assert "module import function" not in named
     from tomo.oi.trials import Repro
 
     repro = Repro("pytest x", "noise\n=== FAILURES ===\nE   assert 5 == 4\n", "tests/t.py", REPRO)

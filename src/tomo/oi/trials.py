@@ -137,7 +137,7 @@ class Trials:
             if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
                 return None
             reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called(),
-                                                      self.rejected), hot=attempt > 0)
+                                                      self.rejected, self._subject()), hot=attempt > 0)
             code = _first_python(reply.message.content)
             why = _not_a_test(code)
             if why:
@@ -276,6 +276,21 @@ class Trials:
         except Exception:  # an example is a help, never a reason to fail the trial
             return False
 
+    def _subject(self) -> tuple[str, str] | None:
+        """(module, name) for the reproduction's example: the first function the task calls, else the context pack's
+        best definition (a method's class)."""
+        for name in self._called():
+            paths = sorted(set(self.engine._homes([name]).get(name, [])))
+            module = _module_of(paths[0]) if len(paths) == 1 else None
+            if module:
+                return module, name
+        for key in self.engine._targets:
+            path, _, qual = key.partition("::")
+            module = _module_of(path)
+            if module and qual:
+                return module, qual.split(".")[0]
+        return None
+
     def _called(self) -> list[str]:
         """The project's functions the task's own words call (``name(...)``): what the reproduction should call.
         Measured: asked to use the task's example, Qwen 1.5B tested a neighbouring function instead."""
@@ -413,13 +428,16 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
 
 
 def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = (),
-                      earlier: tuple[str, str] | None = None) -> str:
+                      earlier: tuple[str, str] | None = None, subject: tuple[str, str] | None = None) -> str:
+    """``subject``: (module, name) the example imports and calls, the project's own (Qwen 1.5B copied a placeholder
+    example's `from module import function` word for word, three times)."""
     how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
            if imports else "")
     if called:
         names = ", ".join(f"`{n}`" for n in called)
         how += (f"The task's example calls {names}: the test calls {'it' if len(called) == 1 else 'them'} with the "
                 "same arguments.\n")
+    module, name = subject or ("module", "function")
     if earlier is not None:
         how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]} Write a better one.\n"
     return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
@@ -428,7 +446,7 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
             "the one it gets now. If the code reads a file, the test writes one first, under pytest's `tmp_path`. "
             "Do not fix anything yet.\n"
             f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
-            "from module import function\n\n\ndef test_the_problem():\n    assert function(...) == expected\n```")
+            f"from {module} import {name}\n\n\ndef test_the_problem():\n    assert {name}(...) == expected\n```")
 
 
 def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,

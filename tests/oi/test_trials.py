@@ -158,6 +158,25 @@ async def test_the_reproduction_example_imports_the_function_the_task_calls(stri
         model.sent[0][-1].content
 
 
+async def test_the_request_shows_a_project_test_and_a_fixture_the_test_names_is_copied_in(strict, shapes):
+    (shapes / "tests" / "test_twice.py").write_text(
+        "import pytest\n\nfrom shapes import double\n\n\n@pytest.fixture\ndef seven():\n    return 7\n\n\n"
+        "def test_double_is_more(seven):\n    assert double(seven) > seven\n")
+    uses_fixture = "from shapes import double\n\n\ndef test_double(seven):\n    assert double(seven) == 14\n"
+    model = TemperedScript([block("python", uses_fixture), block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    asked = model.sent[0][-1].content
+    assert "One of the project's tests calls `double` like this:" in asked
+    assert "@pytest.fixture\ndef seven():\n    return 7\n\n\ndef test_double_is_more(seven):" in asked
+    assert model.sent[0][0].role == "system" and "nothing you\nwrite is run as a command" in model.sent[0][0].content
+    written = (shapes / "tests" / "test_tomo_repro.py").read_text()
+    assert written.startswith("import pytest\n@pytest.fixture\ndef seven():\n    return 7\n")
+    assert any("copied the fixtures" in n.text and "seven" in n.text for n in sink.of(Notice))
+    assert engine.last.rounds == 2 and engine.last.files_changed == ["shapes.py", "tests/test_tomo_repro.py"]
+
+
 async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):
     model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
                             block("python shapes.py", "def double(x):\n    return x * 3\n")])

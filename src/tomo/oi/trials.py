@@ -53,6 +53,8 @@ from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import extract
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.next_step import failed_tests
+from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests
+from tomo.oi.prompts import system_prompt
 
 if TYPE_CHECKING:
     from tomo.oi.engine import Engine, TurnSummary
@@ -102,6 +104,9 @@ class Trials:
         self.rejected: tuple[str, str] | None = None  # the last test that was no reproduction, and why
         self.failed: tuple[str, str] | None = None  # the last trial that failed: its diff, and the failure
         self.messages: list[Message] = []  # the last exchange: what the session keeps
+        # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
+        # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
+        self.system = system_prompt(base="trials")
 
     # ---- the turn ---------------------------------------------------------------------------------------------
 
@@ -133,11 +138,14 @@ class Trials:
                                      "the reproduction the trials must make pass"))
             return Repro(check, output)
         path = self._repro_path()
+        tests = read_tests(self.engine.root)
+        subject = self._subject()
+        example = example_calling(tests, subject[1]) if subject else ""
         for attempt in range(REPRO_TRIES):
             if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
                 return None
             reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called(),
-                                                      self.rejected, self._subject()), hot=attempt > 0)
+                                                      self.rejected, subject, example), hot=attempt > 0)
             code = _first_python(reply.message.content)
             why = _not_a_test(code)
             if why:
@@ -145,6 +153,11 @@ class Trials:
                 self._said(f"[tomo: not a reproduction: {why}.]")
                 self.rejected = (code, f"It is not a reproduction: {why}.") if code.strip() else None
                 continue
+            fixtures = missing_fixtures(ast.parse(code), tests)
+            if fixtures:
+                code = "\n\n\n".join(fixtures) + "\n\n\n" + code
+                self.emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
+                                         + ", ".join(_defined_names(fixtures))))
             code, added = self._with_imports(code)
             if added:
                 self.emit(Notice("info", "tomo added the imports the test used without writing them: "
@@ -217,7 +230,7 @@ class Trials:
         started = time.perf_counter()
         with _sampled(engine.model, engine.retry_temperature if hot else None):
             reply, interrupted = await engine._guarded(
-                engine._ask_once([Message.system(engine.system), *self.messages], self.emit))
+                engine._ask_once([Message.system(self.system), *self.messages], self.emit))
         if interrupted or reply is None:
             raise _Interrupted
         summary.rounds += 1
@@ -428,7 +441,8 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
 
 
 def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = (),
-                      earlier: tuple[str, str] | None = None, subject: tuple[str, str] | None = None) -> str:
+                      earlier: tuple[str, str] | None = None, subject: tuple[str, str] | None = None,
+                      example: str = "") -> str:
     """``subject``: (module, name) the example imports and calls, the project's own (Qwen 1.5B copied a placeholder
     example's `from module import function` word for word, three times)."""
     how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
@@ -438,6 +452,8 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
         how += (f"The task's example calls {names}: the test calls {'it' if len(called) == 1 else 'them'} with the "
                 "same arguments.\n")
     module, name = subject or ("module", "function")
+    if example:
+        how += f"One of the project's tests calls `{name}` like this:\n```python\n{example}\n```\n"
     if earlier is not None:
         how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]} Write a better one.\n"
     return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
@@ -575,6 +591,14 @@ def _module_of(path: str) -> str | None:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _defined_names(sources: Sequence[str]) -> list[str]:
+    names: list[str] = []
+    for source in sources:
+        with contextlib.suppress(SyntaxError):
+            names += [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+    return names
 
 
 def _rejection(why: str, output: str) -> str:

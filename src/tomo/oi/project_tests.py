@@ -1,0 +1,129 @@
+"""What a project's own pytest tests show a model that must write one: how they call a function, and the helpers
+(fixtures, constants) they lean on.
+
+Why: asked for a test, Qwen2.5-Coder 1.5B called the function the way it guessed (a ``str`` where the project passes
+a ``Path``, a fixture it named but never defined), three times in a row, while the project's tests next to it called
+the same function right. A small model copies well, so the trials (:mod:`tomo.oi.trials`) show it a real test that
+calls the function, and copy in the fixtures its test names from the file that defines them.
+
+Read with :mod:`ast` only: the tests are the project's text, never run or imported here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+EXAMPLE_LINES = 40
+"""The longest example (the test and its helpers) a request shows."""
+PYTEST_FIXTURES = frozenset({
+    "request", "tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "capsys", "capsysbinary", "capfd",
+    "capfdbinary", "caplog", "monkeypatch", "recwarn", "pytestconfig", "record_property", "record_testsuite_property",
+    "record_xml_attribute", "cache", "doctest_namespace", "testdir", "pytester",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectTest:
+    """One of the project's test files: its source, parsed, and its top-level definitions by name."""
+
+    path: str
+    source: str
+    tree: ast.Module
+
+    def definitions(self) -> dict[str, ast.stmt]:
+        found: dict[str, ast.stmt] = {}
+        for node in self.tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found[node.name] = node
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found[target.id] = node
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found[node.target.id] = node
+        return found
+
+    def segment(self, node: ast.stmt) -> str:
+        """The node's source with its decorators."""
+        lines = self.source.splitlines()
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return "\n".join(lines[first - 1:node.end_lineno])
+
+    def with_helpers(self, names: Iterable[str]) -> list[str]:
+        """The sources of ``names`` and of every top-level definition they use, in the file's order."""
+        defined = self.definitions()
+        wanted: set[str] = set()
+        todo = [n for n in names if n in defined]
+        while todo:
+            name = todo.pop()
+            if name in wanted:
+                continue
+            wanted.add(name)
+            node = defined[name]
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                used |= {a.arg for a in node.args.args}  # the fixtures a fixture asks for
+            todo += [u for u in used if u in defined and u not in wanted]
+        nodes = sorted({id(defined[n]): defined[n] for n in wanted}.values(), key=lambda n: n.lineno)
+        return [self.segment(n) for n in nodes]
+
+
+def read_tests(root: Path, skip_prefix: str = "test_tomo_repro") -> list[ProjectTest]:
+    """The project's pytest files at the root and under ``tests/``, parsed (files that do not parse are left out)."""
+    found: list[ProjectTest] = []
+    for path in sorted(root.glob("tests/**/test_*.py")) + sorted(root.glob("test_*.py")):
+        if path.name.startswith(skip_prefix):
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        found.append(ProjectTest(path.relative_to(root).as_posix(), source, tree))
+    return found
+
+
+def example_calling(files: Iterable[ProjectTest], name: str) -> str:
+    """The shortest test that calls ``name`` (``name(...)`` or ``x.name(...)``), with the fixtures and constants it
+    uses, or '' when none does or it would be longer than ``EXAMPLE_LINES``."""
+    best = ""
+    for file in files:
+        for node in file.tree.body:
+            if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test") and _calls(node, name)):
+                continue
+            helpers = file.with_helpers([a.arg for a in node.args.args] + [
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name)])
+            text = "\n\n\n".join([*helpers, file.segment(node)])
+            if text.count("\n") < EXAMPLE_LINES and (not best or text.count("\n") < best.count("\n")):
+                best = text
+    return best
+
+
+def missing_fixtures(tree: ast.Module, files: Iterable[ProjectTest]) -> list[str]:
+    """The sources to add so that the fixtures ``tree``'s tests ask for exist: each one the project's test files
+    define (with what it uses), for a name that is no pytest fixture and not defined in ``tree`` itself."""
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    asked = [a.arg for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+             for a in n.args.args]
+    wanted = [a for a in dict.fromkeys(asked) if a not in PYTEST_FIXTURES and a not in own]
+    added: list[str] = []
+    for name in wanted:
+        for file in files:
+            node = file.definitions().get(name)
+            if isinstance(node, ast.FunctionDef) and node.decorator_list:
+                added += [s for s in file.with_helpers([name]) if s not in added]
+                break
+    return added
+
+
+def _calls(node: ast.AST, name: str) -> bool:
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            func = call.func
+            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute)
+                                                                   and func.attr == name):
+                return True
+    return False

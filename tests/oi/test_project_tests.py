@@ -1,0 +1,72 @@
+"""`tomo.oi.project_tests`: what the project's own tests show a model that must write one (read as text, never run)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests
+
+TESTS = '''\
+import pytest
+
+from csvsum import read_column
+
+DATA = "a,b\\n1,2\\n"
+UNUSED = 3
+
+
+@pytest.fixture
+def rows(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text(DATA)
+    return path
+
+
+@pytest.fixture
+def named(rows):
+    return rows.name
+
+
+def test_read_column(rows):
+    assert read_column(rows, "a") == ["1"]
+
+
+def test_long_read_column(rows):
+    values = read_column(rows, "b")
+    assert values
+    assert values == ["2"]
+
+
+def test_other():
+    assert UNUSED == 3
+'''
+
+
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_csv.py").write_text(TESTS)
+    (tmp_path / "tests" / "test_broken.py").write_text("def test_(:\n")
+    (tmp_path / "tests" / "test_tomo_repro.py").write_text("def test_mine():\n    assert read_column(1)\n")
+    return tmp_path
+
+
+def test_the_shortest_test_that_calls_the_function_comes_with_its_fixture_and_constant(tmp_path: Path) -> None:
+    tests = read_tests(project(tmp_path))
+    assert [t.path for t in tests] == ["tests/test_csv.py"]  # unparsable and tomo's own files are left out
+    example = example_calling(tests, "read_column")
+    assert example.startswith('DATA = "a,b\\n1,2\\n"\n\n\n@pytest.fixture\ndef rows(tmp_path):')
+    assert example.endswith('def test_read_column(rows):\n    assert read_column(rows, "a") == ["1"]')
+    assert "UNUSED" not in example and "named" not in example and "test_long" not in example
+    assert example_calling(tests, "write_column") == ""
+
+
+def test_a_fixture_the_test_asks_for_is_copied_with_what_it_uses(tmp_path: Path) -> None:
+    tests = read_tests(project(tmp_path))
+    mine = ast.parse("def test_mine(named, tmp_path, capsys):\n    assert named\n")
+    added = missing_fixtures(mine, tests)
+    assert [a.splitlines()[0] for a in added] == ['DATA = "a,b\\n1,2\\n"', "@pytest.fixture", "@pytest.fixture"]
+    assert "def rows(tmp_path)" in added[1] and "def named(rows)" in added[2]
+    own = ast.parse("import pytest\n\n@pytest.fixture\ndef rows():\n    return 1\n\ndef test_mine(rows):\n    pass\n")
+    assert missing_fixtures(own, tests) == []  # defined in the test itself
+    assert missing_fixtures(ast.parse("def test_mine(nowhere):\n    pass\n"), tests) == []

@@ -99,10 +99,26 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
     assert model.seen == [0.2, 0.8, 0.8, 0.2]
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
-    assert len(rejected) == 2 and "it passes" in rejected[0] and "NameError" in rejected[1]
+    assert len(rejected) == 2 and "it passes" in rejected[0] and "`triple`, which nothing defines" in rejected[1]
     # each next request shows the rejected test and why: what the code does now, or the test's own mistake
     assert "assert add(1, 1) == 2" in model.sent[1][-1].content and "It passes now" in model.sent[1][-1].content
-    assert "triple(2)" in model.sent[2][-1].content and "name 'triple' is not defined" in model.sent[2][-1].content
+    assert "triple(2)" in model.sent[2][-1].content and "which nothing defines" in model.sent[2][-1].content
+    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
+
+
+async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reproduction(strict, shapes):
+    placeholder = "from shapes import double\n\n\ndef test_double():\n    assert double(...) == expected\n"
+    too_few = "from shapes import add\n\n\ndef test_add():\n    assert add(2) == 4\n"
+    model = TemperedScript([block("python", placeholder), block("python", too_few), block("python", REPRO),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await engine.turn([], TASK, sink)
+    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    assert len(rejected) == 2 and "`expected`, which nothing defines" in rejected[0]
+    assert "missing 1 required positional argument" in rejected[1]
+    assert engine.last.verified and engine.last.rounds == 4
+    assert "<call double as the task says" in model.sent[0][-1].content
 
 
 async def test_a_name_the_test_never_imported_is_imported_from_where_the_project_says(strict, shapes):
@@ -154,8 +170,7 @@ async def test_the_reproduction_example_imports_the_function_the_task_calls(stri
     model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     await engine.turn([], TASK, ListSink())
-    assert "from shapes import double\n\n\ndef test_the_problem():\n    assert double(...)" in \
-        model.sent[0][-1].content
+    assert "from shapes import double\n\n\ndef test_the_problem():\n    <call double as" in model.sent[0][-1].content
 
 
 async def test_the_request_shows_a_project_test_and_a_fixture_the_test_names_is_copied_in(strict, shapes):
@@ -240,7 +255,7 @@ def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
     assert "calls `double`" in asked
     assert "from module import function" in asked  # no subject known: the placeholder
     named = reproduce_request("task", "tests/t.py", [], subject=("paging", "paginate"))
-    assert "from paging import paginate\n\n\ndef test_the_problem():\n    assert paginate(...)" in named
+    assert "from paging import paginate\n\n\ndef test_the_problem():\n    <call paginate as the task says" in named
     assert "module import function" not in named
     from tomo.oi.trials import Repro
 

@@ -69,7 +69,8 @@ DIFF_LINES = 40
 REPRO_NAME = "test_tomo_repro.py"
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
-                             r"fixture '[^']+' not found|ImportError(?!: cannot import name)")
+                             r"fixture '[^']+' not found|ImportError(?!: cannot import name)|"
+                             r"missing \d+ required (?:positional|keyword-only) argument")
 _MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -162,6 +163,13 @@ class Trials:
             if added:
                 self.emit(Notice("info", "tomo added the imports the test used without writing them: "
                                          + "; ".join(added)))
+            unknown = sorted(_unbound(ast.parse(code)))
+            if unknown or _has_ellipsis(code):
+                why = (f"it uses {', '.join(f'`{n}`' for n in unknown[:4])}, which nothing defines" if unknown else
+                       "it passes `...` where a value belongs")
+                self.emit(Notice("info", f"not a reproduction: {why}"))
+                self.rejected = (code, f"It is not a reproduction: {why}: write the real values.")
+                continue
             (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
             command = f"{check} {shlex.quote(path)}"  # the project's own way to run pytest, on this one file
@@ -462,7 +470,8 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
             "the one it gets now. When the task asks for several things, the test checks each of them. If the code "
             "reads a file, the test writes one first, under pytest's `tmp_path`. Do not fix anything yet.\n"
             f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
-            f"from {module} import {name}\n\n\ndef test_the_problem():\n    assert {name}(...) == expected\n```")
+            f"from {module} import {name}\n\n\ndef test_the_problem():\n    <call {name} as the task says, and assert "
+            "the right result>\n```")
 
 
 def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
@@ -567,6 +576,8 @@ def _unbound(tree: ast.Module) -> set[str]:
     """Names the code reads and binds nowhere (not a builtin): what a missing import leaves."""
     import builtins
 
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
+        return set()  # a star import binds names no reading of the text can list
     bound = set(dir(builtins))
     read: set[str] = set()
     for node in ast.walk(tree):
@@ -591,6 +602,11 @@ def _module_of(path: str) -> str | None:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _has_ellipsis(code: str) -> bool:
+    """``...`` used as a value in a test: an example's placeholder copied, never a real argument."""
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(ast.parse(code)))
 
 
 def _defined_names(sources: Sequence[str]) -> list[str]:

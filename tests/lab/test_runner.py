@@ -110,3 +110,26 @@ def test_the_ceiling_goes_red_first_exactly_when_the_variant_asks_and_runs_the_v
     assert len(replies(fix, ["--claim", "exec"])) == 2 and len(replies(fix, [])) == 2
     assert "\nmake check\n```" in str(replies(fix, ["--check=make check"])[0]["content"])
     assert fix.check in str(replies(fix, ["--check", "auto"])[0]["content"])
+
+
+TRIALS = "run --exec-gate --claim repro --check auto --engine auto --max-rounds 8 --strategy trials"
+
+
+def test_the_ceiling_answers_trials_with_a_reproduction_then_edit_blocks() -> None:
+    from tomo.lab.ceiling import replies
+
+    flags = TRIALS.split()[1:]
+    fix = [str(r["content"]) for r in replies(task("fix-business-days"), flags)]
+    assert len(fix) == 2 and "```python tests/test_hidden_workdays.py\n" in fix[0]
+    assert "```python workdays.py\n" in fix[1] and "```bash" not in "".join(fix)
+    failing = [str(r["content"]) for r in replies(task("fix-lru-eviction"), flags)]  # its visible check fails
+    assert len(failing) == 1 and failing[0].startswith("The fix:")
+
+
+def test_the_trials_ceiling_passes_a_feature_that_changes_an_existing_test(tmp_path: Path) -> None:
+    # feature-latency-median adds a key the visible test_summary pins: the fix must change that test too
+    heldout = load_suite("heldout")
+    job = Job(heldout.select(["feature-latency-median"])[0], parse_variant(f"trials={TRIALS}"), REFERENCE, 0)
+    record = run_job(job, heldout.name, RunSettings(timeout_s=240))
+    assert record.error == "" and record.solved and record.claim and record.outcome == "verified"
+    assert "tests/test_latency.py" in record.diff and "tests/test_tomo_repro.py" in record.diff

@@ -229,6 +229,28 @@ async def test_a_trial_that_edits_the_tests_is_not_laid_in(strict, shapes):
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
 
 
+async def test_a_trial_may_change_another_test_with_the_code_unless_the_failing_check_is_the_reproduction(strict,
+                                                                                                         shapes):
+    (shapes / "tests" / "test_pinned.py").write_text("from shapes import double\n\n\ndef test_pinned():\n"
+                                                     "    assert double(1) == 3\n")  # pins the bug
+    repinned = "```python tests/test_pinned.py\ndef test_pinned():\n    assert double(1) == 2\n```\n"
+    both = {"content": f"```python shapes.py\n{RIGHT}```\n\n{repinned}"}
+    model = TemperedScript([block("python", REPRO), both])
+    engine = engine_for(model, strict, shapes)
+    await engine.turn([], TASK, ListSink())
+    assert engine.last.verified and "double(1) == 2" in (shapes / "tests" / "test_pinned.py").read_text()
+    # when the project's failing check is the reproduction, its tests are the specification: never edited
+    (shapes / "shapes.py").write_text(SHAPES)
+    (shapes / "tests" / "test_tomo_repro.py").unlink()
+    (shapes / "tests" / "test_pinned.py").write_text("from shapes import double\n\n\ndef test_pinned():\n"
+                                                     "    assert double(1) == 2\n")  # fails now
+    cheat = {"content": "```python tests/test_pinned.py\ndef test_pinned():\n    assert double(1) == 3\n```\n"}
+    model = TemperedScript([cheat, cheat])
+    engine = engine_for(model, strict, shapes, max_rounds=2)
+    await engine.turn([], "test_pinned fails; fix it", ListSink())
+    assert engine.last.outcome == "unchanged" and "double(1) == 2" in (shapes / "tests" / "test_pinned.py").read_text()
+
+
 async def test_trials_without_a_pytest_check_are_a_conversation(strict, shapes):
     model = TemperedScript([{"content": "Nothing to do."}])
     engine = Engine(model, strict, workspace=shapes, context=False, limits=LIMITS, check="make test",

@@ -5,7 +5,10 @@ broken task (its oracle refuses the reference) or an engine that gets in the way
 refuses a real verification, an edit that does not land). Either is a bug the ceiling finds before a real model's
 score is read against it. The replay writes files the way a capable model does in the oi engine, with one shell
 block per step; with ``--repro`` it first adds the reference's tests (or the hidden test, for a task whose reference
-adds none) and runs the check red, then the fix, green.
+adds none) and runs the check red, then the fix, green. Under ``--strategy trials`` it answers the trials' requests
+instead: the reproduction a perfect model writes (the reference's test, else the hidden one) in one block labeled
+with its file, then each changed file whole in one edit block labeled with it (the oi engine lays in every definition
+the block holds); the harness runs the checks.
 """
 
 from __future__ import annotations
@@ -90,7 +93,25 @@ def _wants_red_first(flags: list[str]) -> bool:
     return "--repro" in flags or option(flags, "--claim") == "repro"
 
 
+def trial_replies(task: Task) -> list[str]:
+    """The replies to a trial turn's requests: a reproduction (a test the reference adds, else the hidden one;
+    none when the visible check already fails, as none is asked for), then every other changed file as edit blocks."""
+    files = reference_files(task)
+    tests = {rel: text for rel, text in files.items() if is_test(rel) and not (task.repo / rel).exists()}
+    tests = tests or hidden_tests(task)
+    steps: list[str] = []
+    shown = ""
+    if not task.visible_fails and tests:
+        shown, text = next(iter(tests.items()))
+        steps.append(f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```")
+    fix = {rel: text for rel, text in files.items() if rel != shown}  # an existing test a feature changes, too
+    steps.append("The fix:\n\n" + "\n\n".join(f"```python {rel}\n{text.rstrip()}\n```" for rel, text in fix.items()))
+    return steps
+
+
 def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:
+    if option(flags, "--strategy") == "trials":
+        return [{"content": text, "finish": "stop"} for text in trial_replies(task)]
     files = reference_files(task)
     check = _check_of(task, flags)
     tests = {rel: text for rel, text in files.items() if is_test(rel)}

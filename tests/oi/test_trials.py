@@ -18,7 +18,7 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from tomo.events import BlockStarted, ListSink, Notice
 from tomo.oi.engine import Engine
-from tomo.oi.trials import fix_request, reproduce_request, runs_pytest
+from tomo.oi.trials import fix_request, reproduce_request, runs_pytest, trial_turn
 
 SHAPES = '''\
 def add(a, b):
@@ -52,8 +52,7 @@ def shapes(tmp_path: Path) -> Path:
 
 def engine_for(model: TemperedScript, sandbox, root: Path, **kwargs) -> Engine:
     kwargs.setdefault("max_rounds", 6)
-    return Engine(model, sandbox, workspace=root, context=False, limits=LIMITS, check=PYTEST, strategy="trials",
-                  claim="repro", **kwargs)
+    return Engine(model, sandbox, workspace=root, context=False, limits=LIMITS, check=PYTEST, claim="repro", **kwargs)
 
 
 def commands(sink: ListSink) -> list[str]:
@@ -65,7 +64,7 @@ async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(str
                             block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    messages = await engine.turn([], TASK, sink)
+    messages = await trial_turn(engine, [], TASK, sink)
     summary = engine.last
     assert summary.outcome == "verified" and summary.verified and summary.ended_by == "model"
     assert summary.rounds == 3 and summary.files_changed == ["shapes.py", "tests/test_tomo_repro.py"]
@@ -94,7 +93,7 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
                             block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     assert engine.last.verified and engine.last.rounds == 4
     assert model.seen == [0.2, 0.8, 0.8, 0.2]
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
@@ -113,7 +112,7 @@ async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reprodu
                             block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "`expected`, which nothing defines" in rejected[0]
     assert "missing 1 required positional argument" in rejected[1]
@@ -127,7 +126,7 @@ async def test_a_name_the_test_never_imported_is_imported_from_where_the_project
     model = TemperedScript([block("python", lazy), block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     assert engine.last.verified and engine.last.rounds == 2
     written = (shapes / "tests" / "test_tomo_repro.py").read_text()
     assert written == "from fractions import Fraction\nfrom shapes import double\n" + lazy
@@ -144,7 +143,7 @@ async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):
                             block("python shapes.py", "def double(x):\n    return add(x, x) + 0\n")])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     summary = engine.last
     assert summary.files_changed == ["shapes.py"] and summary.outcome == "unverified"  # the check passed, but...
     assert "--claim repro" in summary.reason and "not preceded by a failing check" in summary.reason
@@ -158,7 +157,7 @@ async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(stri
                             block("python shapes.py", "def triple(x):\n    return x * 3\n")])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], "Please add triple(x) to shapes.py: three times x.", sink)
+    await trial_turn(engine, [], "Please add triple(x) to shapes.py: three times x.", sink)
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 1 and "has no attribute 'cached'" in rejected[0] and "names no `cached`" in rejected[0]
     # `triple` cannot be imported yet (pytest exit 2, at collection), and the task asks for it: that is the problem
@@ -169,7 +168,7 @@ async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(stri
 async def test_the_reproduction_example_imports_the_function_the_task_calls(strict, shapes):
     model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
-    await engine.turn([], TASK, ListSink())
+    await trial_turn(engine, [], TASK, ListSink())
     assert "from shapes import double\n\n\ndef test_the_problem():\n    <call double as" in model.sent[0][-1].content
 
 
@@ -181,7 +180,7 @@ async def test_the_request_shows_a_project_test_and_a_fixture_the_test_names_is_
     model = TemperedScript([block("python", uses_fixture), block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     asked = model.sent[0][-1].content
     assert "One of the project's tests calls `double` like this:" in asked
     assert "@pytest.fixture\ndef seven():\n    return 7\n\n\ndef test_double_is_more(seven):" in asked
@@ -197,7 +196,7 @@ async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, s
                             block("python shapes.py", "def double(x):\n    return x * 3\n")])
     engine = engine_for(model, strict, shapes, max_rounds=4)
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     summary = engine.last
     assert summary.outcome == "unchanged" and not summary.verified and summary.ended_by == "rounds"
     assert (shapes / "shapes.py").read_text() == SHAPES
@@ -213,7 +212,7 @@ async def test_a_project_whose_check_already_fails_needs_no_written_reproduction
                                                      "    assert double(3) == 6\n")
     model = TemperedScript([block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
-    await engine.turn([], "the test fails; fix double", ListSink())
+    await trial_turn(engine, [], "the test fails; fix double", ListSink())
     assert engine.last.verified and engine.last.rounds == 1
     assert "assert 7 == 6" in model.sent[0][-1].content  # the failing check is what the trial reads
     assert not (shapes / "tests" / "test_tomo_repro.py").exists()
@@ -224,7 +223,7 @@ async def test_a_trial_that_edits_the_tests_is_not_laid_in(strict, shapes):
     model = TemperedScript([block("python", REPRO), block("python tests/test_tomo_repro.py", cheat),
                             block("python shapes.py", RIGHT)])
     engine = engine_for(model, strict, shapes)
-    await engine.turn([], TASK, ListSink())
+    await trial_turn(engine, [], TASK, ListSink())
     assert engine.last.verified and engine.last.rounds == 3
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
 
@@ -237,7 +236,7 @@ async def test_a_trial_may_change_another_test_with_the_code_unless_the_failing_
     both = {"content": f"```python shapes.py\n{RIGHT}```\n\n{repinned}"}
     model = TemperedScript([block("python", REPRO), both])
     engine = engine_for(model, strict, shapes)
-    await engine.turn([], TASK, ListSink())
+    await trial_turn(engine, [], TASK, ListSink())
     assert engine.last.verified and "double(1) == 2" in (shapes / "tests" / "test_pinned.py").read_text()
     # when the project's failing check is the reproduction, its tests are the specification: never edited
     (shapes / "shapes.py").write_text(SHAPES)
@@ -247,23 +246,17 @@ async def test_a_trial_may_change_another_test_with_the_code_unless_the_failing_
     cheat = {"content": "```python tests/test_pinned.py\ndef test_pinned():\n    assert double(1) == 3\n```\n"}
     model = TemperedScript([cheat, cheat])
     engine = engine_for(model, strict, shapes, max_rounds=2)
-    await engine.turn([], "test_pinned fails; fix it", ListSink())
+    await trial_turn(engine, [], "test_pinned fails; fix it", ListSink())
     assert engine.last.outcome == "unchanged" and "double(1) == 2" in (shapes / "tests" / "test_pinned.py").read_text()
 
 
 async def test_trials_without_a_pytest_check_are_a_conversation(strict, shapes):
     model = TemperedScript([{"content": "Nothing to do."}])
-    engine = Engine(model, strict, workspace=shapes, context=False, limits=LIMITS, check="make test",
-                    strategy="trials")
+    engine = Engine(model, strict, workspace=shapes, context=False, limits=LIMITS, check="make test")
     sink = ListSink()
-    await engine.turn([], TASK, sink)
+    await trial_turn(engine, [], TASK, sink)
     assert any("this turn is a conversation" in n.text for n in sink.of(Notice))
     assert engine.last.outcome == "unchanged" and len(model.sent[0]) == 2
-
-
-def test_unknown_strategy_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown strategy 'best'"):
-        Engine(TemperedScript([]), None, strategy="best")  # type: ignore[arg-type]
 
 
 def test_runs_pytest_reads_the_command() -> None:

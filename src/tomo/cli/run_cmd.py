@@ -150,7 +150,7 @@ def run_cmd(
     """
     if claim not in CLAIMS:
         raise typer.BadParameter(f"{claim!r} is not one of: {', '.join(CLAIMS)}", param_hint="--claim")
-    from tomo.oi.engine import STRATEGIES
+    from tomo.oi.trials import STRATEGIES
 
     if strategy not in STRATEGIES:
         raise typer.BadParameter(f"{strategy!r} is not one of: {', '.join(STRATEGIES)}", param_hint="--strategy")
@@ -349,8 +349,14 @@ def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
                     context=context, checkpoint=lambda new: _checkpoint(session, history, new), stream=stream,
                     push_back=push_back, check=check, infer_edits=infer_edits, claim=claim,
-                    retry_temperature=RETRY_TEMPERATURE if resample else None, strategy=strategy)
-    asyncio.run(_with_interrupts(engine.turn(history, task, sink), engine.interrupt))
+                    retry_temperature=RETRY_TEMPERATURE if resample else None)
+    if strategy == "trials":
+        from tomo.oi.trials import trial_turn
+
+        turn = trial_turn(engine, history, task, sink)
+    else:
+        turn = engine.turn(history, task, sink)
+    asyncio.run(_with_interrupts(turn, engine.interrupt))
     return _result(engine.last, session.id)
 
 

@@ -67,9 +67,6 @@ MAX_REWINDS = 2
 """Fresh starts a turn may take after stale replies (``Engine._rewind``); the round limit counts across them."""
 RETRY_TEMPERATURE = 0.8
 """The temperature of the reply after one that did nothing new (see ``Engine._ask``): llama.cpp's own default."""
-STRATEGIES = ("conversation", "trials")
-"""How a turn runs: one conversation (the default), or trials (:mod:`tomo.oi.trials`: a reproduction, then fixes
-asked afresh and judged by it; for a pytest project)."""
 BASH = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
 
 
@@ -172,12 +169,9 @@ class Engine:
         max_reply_tokens: int | None = MAX_REPLY_TOKENS,
         retry_temperature: float | None = RETRY_TEMPERATURE,
         max_rewinds: int = MAX_REWINDS,
-        strategy: str = "conversation",
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
         self.model = model
         self.sandbox = sandbox
         self.gate: Gate = gate or ApproveAll()
@@ -201,7 +195,6 @@ class Engine:
         self.max_reply_tokens = max_reply_tokens
         self.retry_temperature = retry_temperature
         self.max_rewinds = max_rewinds
-        self.strategy = strategy
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
         self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
@@ -242,13 +235,6 @@ class Engine:
     # ---- the turn ---------------------------------------------------------------------------------------------
 
     async def turn(self, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
-        if self.strategy == "trials":
-            from tomo.oi.trials import runs_pytest, trial_turn
-
-            if runs_pytest(self.check) and not history:
-                return await trial_turn(self, history, user, sink)
-            (sink or NullSink()).emit(Notice("warning", "trials need a first turn and a pytest check (--check); "
-                                                        "this turn is a conversation"))
         sink = sink or NullSink()
         emit = sink.emit
         self._interrupts, self._end, self._stale = 0, False, False

@@ -75,6 +75,10 @@ _MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keywor
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
+STRATEGIES = ("conversation", "trials")
+"""How ``tomo run`` runs a turn: :meth:`Engine.turn` (one conversation, the default), or :func:`trial_turn`."""
+
+
 def runs_pytest(check: str | None) -> bool:
     """Trials write a pytest test, so the project's check must be a pytest run."""
     return bool(check) and re.search(r"(^|\s|/)(pytest|py\.test)(\s|$)", check or "") is not None
@@ -92,7 +96,7 @@ class Repro:
 
 
 class Trials:
-    """One trial turn (see the module). Built per turn by :meth:`tomo.oi.engine.Engine.turn`."""
+    """One trial turn (see the module). Built per turn by :func:`trial_turn`."""
 
     def __init__(self, engine: Engine, summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None],
                  user: str = "") -> None:
@@ -409,11 +413,15 @@ BROKEN = ("the model's reply broke off before it finished (the stream ended with
 
 
 async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
-    """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`."""
+    """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`, which runs the turn
+    instead when trials cannot: a later turn of a session, or a check that is not pytest."""
     from tomo.oi.engine import TurnSummary
 
     sink = sink or NullSink()
     emit = sink.emit
+    if history or not runs_pytest(engine.check):
+        emit(Notice("warning", "trials need a first turn and a pytest check (--check); this turn is a conversation"))
+        return await engine.turn(history, user, sink)
     summary = engine.last = TurnSummary()
     engine._interrupts, engine._end = 0, False
     task = engine._with_context(user, history, emit, first_step=False)

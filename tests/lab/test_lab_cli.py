@@ -88,6 +88,15 @@ def test_bless_writes_a_list_tomo_reads_and_applies_its_rule(tmp_path: Path) -> 
     few = bless("small", [r for r in records if r.task in tasks[:3]])
     assert not any(m["blessed"] for m in few["models"])  # three tasks decide nothing
     assert "no ceiling" in _error(lambda: bless("small", [replace(r, model=good) for r in records[:3]]))
+    # two variants at the same rate (half solved): the one measured on more tasks is the model's best
+    def at(variant: str, names: list[str]) -> list[RunRecord]:
+        ceiling = [replace(record(t, "reference", True, True), variant=variant) for t in names]
+        half = [replace(record(t, good, i % 2 == 0, i % 2 == 0), variant=variant) for i, t in enumerate(names)]
+        return ceiling + half
+
+    chosen = {m["name"]: m for m in bless("small", at("narrow", tasks[:2]) + at("wide", tasks))["models"]}
+    chosen = chosen["good-coder"]
+    assert chosen["variant"].startswith("wide") and chosen["tasks"] == MIN_TASKS
 
 
 def _error(call) -> str:  # type: ignore[no-untyped-def]

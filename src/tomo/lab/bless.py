@@ -48,7 +48,8 @@ def bless(suite: str, records: list[RunRecord], *, when: datetime | None = None)
         if row.model == REFERENCE or row.variant not in ceilings:
             continue
         best = best_by_model.get(row.model)
-        if best is None or (row.rate, -row.false_claims) > (best.rate, -best.false_claims):
+        # equal rates: the variant measured on more tasks says more (3/11 and 6/22 are both 27%)
+        if best is None or (row.rate, -row.false_claims, row.runs) > (best.rate, -best.false_claims, best.runs):
             best_by_model[row.model] = row
     for spec, row in sorted(best_by_model.items(), key=lambda kv: -kv[1].rate):
         ceiling = ceilings[row.variant]

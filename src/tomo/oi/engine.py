@@ -341,15 +341,8 @@ class Engine:
             summary.ended_by, summary.error = "error", exc.message
             emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
         finally:
-            summary.files_changed = gates.files_changed()
-            summary.gates = gates.verdicts()
-            summary.evidence = gates.evidence()
-            gates.close()
             self._save(new)
-            emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens,
-                               summary.usage.estimated))
-            emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
-                           summary.gates_dict(), summary.outcome, summary.reason))
+            end_turn(summary, gates, emit)
         return new
 
     def _can_rewind(self, gates: TurnGates, summary: TurnSummary) -> bool:
@@ -673,6 +666,18 @@ class Engine:
     def _save(self, new: list[Message]) -> None:
         if self.checkpoint is not None:
             self.checkpoint(new)
+
+
+def end_turn(summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None]) -> None:
+    """What every turn's end records, however it ended (a conversation's or trials'): what changed, the gates'
+    verdicts and the evidence, the usage, and the outcome."""
+    summary.files_changed = gates.files_changed()
+    summary.gates = gates.verdicts()
+    summary.evidence = gates.evidence()
+    gates.close()
+    emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens, summary.usage.estimated))
+    emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
+                   summary.gates_dict(), summary.outcome, summary.reason))
 
 
 def harness_block(command: str) -> Block:

@@ -45,8 +45,6 @@ from tomo.events import (
     Notice,
     NullSink,
     Sink,
-    TurnEnded,
-    UsageReported,
 )
 from tomo.models.base import Tempered
 from tomo.models.messages import Message, Reply
@@ -415,7 +413,7 @@ BROKEN = ("the model's reply broke off before it finished (the stream ended with
 async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
     """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`, which runs the turn
     instead when trials cannot: a later turn of a session, or a check that is not pytest."""
-    from tomo.oi.engine import TurnSummary
+    from tomo.oi.engine import TurnSummary, end_turn
 
     sink = sink or NullSink()
     emit = sink.emit
@@ -440,13 +438,7 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
         summary.ended_by, summary.error = "error", exc.message
         emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
     finally:
-        summary.files_changed = gates.files_changed()
-        summary.gates = gates.verdicts()
-        summary.evidence = gates.evidence()
-        gates.close()
-        emit(UsageReported(AGENT, summary.usage.input_tokens, summary.usage.output_tokens, summary.usage.estimated))
-        emit(TurnEnded(summary.ended_by, summary.rounds, summary.blocks, summary.files_changed, summary.verified,
-                       summary.gates_dict(), summary.outcome, summary.reason))
+        end_turn(summary, gates, emit)
     new = trials.messages
     if engine.checkpoint is not None:
         engine.checkpoint(new)

@@ -18,7 +18,7 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from tomo.events import BlockStarted, ListSink, Notice
 from tomo.oi.engine import Engine
-from tomo.oi.trials import fix_request, reproduce_request, runs_pytest, trial_turn
+from tomo.oi.trials import Repro, fix_request, reproduce_request, runs_pytest, trial_turn
 
 SHAPES = '''\
 def add(a, b):
@@ -102,7 +102,8 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
     # each next request shows the rejected test and why: what the code does now, or the test's own mistake
     assert "assert add(1, 1) == 2" in model.sent[1][-1].content and "It passes now" in model.sent[1][-1].content
     assert "triple(2)" in model.sent[2][-1].content and "which nothing defines" in model.sent[2][-1].content
-    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
+    # each rejected test was removed before the next was written: one reproduction file, at tomo's path
+    assert sorted(p.name for p in (shapes / "tests").glob("test_*.py")) == ["test_shapes.py", "test_tomo_repro.py"]
 
 
 async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reproduction(strict, shapes):
@@ -207,6 +208,18 @@ async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, s
     assert any("test_tomo_repro.py removed" in n.text for n in sink.of(Notice))
 
 
+async def test_a_failed_trial_that_changed_a_file_that_is_not_code_says_it_stayed(strict, shapes):
+    (shapes / "NOTES.txt").write_text("doubling adds one\n")
+    wrong_with_notes = {"content": f"```python shapes.py\n{WRONG}```\n\n```python NOTES.txt\ndoubling subtracts\n```\n"}
+    model = TemperedScript([block("python", REPRO), wrong_with_notes])
+    engine = engine_for(model, strict, shapes, max_rounds=2)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    assert (shapes / "shapes.py").read_text() == SHAPES  # code is put back byte for byte...
+    assert any("NOTES.txt stayed as the trial left it" in n.text for n in sink.of(Notice))  # ...and the rest is said
+    assert engine.last.outcome == "unverified" and engine.last.files_changed == ["NOTES.txt"]
+
+
 async def test_a_project_whose_check_already_fails_needs_no_written_reproduction(strict, shapes):
     (shapes / "tests" / "test_double.py").write_text("from shapes import double\n\n\ndef test_double():\n"
                                                      "    assert double(3) == 6\n")
@@ -218,7 +231,7 @@ async def test_a_project_whose_check_already_fails_needs_no_written_reproduction
     assert not (shapes / "tests" / "test_tomo_repro.py").exists()
 
 
-async def test_a_trial_that_edits_the_tests_is_not_laid_in(strict, shapes):
+async def test_a_trial_that_edits_the_reproduction_is_not_laid_in(strict, shapes):
     cheat = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 5\n"
     model = TemperedScript([block("python", REPRO), block("python tests/test_tomo_repro.py", cheat),
                             block("python shapes.py", RIGHT)])
@@ -272,8 +285,6 @@ def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
     named = reproduce_request("task", "tests/t.py", [], subject=("paging", "paginate"))
     assert "from paging import paginate\n\n\ndef test_the_problem():\n    <call paginate as the task says" in named
     assert "module import function" not in named
-    from tomo.oi.trials import Repro
-
     repro = Repro("pytest x", "noise\n=== FAILURES ===\nE   assert 5 == 4\n", "tests/t.py", REPRO)
     fix = fix_request("task", repro, ("shapes.py", "double"))
     assert "```python shapes.py\ndef double(" in fix and "assert 5 == 4" in fix and "noise" not in fix

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Protocol, runtime_checkable
+import contextlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from tomo.models.messages import Message, Reply, StreamEvent, ToolSpec
 
@@ -43,3 +44,19 @@ class Tempered(Protocol):
     ``None`` is the server's default."""
 
     temperature: float | None
+
+
+@contextlib.contextmanager
+def at_temperature(model: Any, temperature: float | None) -> Iterator[float | None]:
+    """``model`` sampled at ``temperature`` inside the block, and at its own temperature again after it; yields the
+    temperature it had (None when nothing changed). Only a :class:`Tempered` model with a temperature tomo set is
+    changed: a provider left at its default is never overridden (some hosted models refuse any other)."""
+    if temperature is None or not isinstance(model, Tempered) or model.temperature is None:
+        yield None
+        return
+    current = model.temperature
+    model.temperature = temperature
+    try:
+        yield current
+    finally:
+        model.temperature = current

@@ -44,7 +44,7 @@ from tomo.events import (
     TurnEnded,
     UsageReported,
 )
-from tomo.models.base import Model, Tempered
+from tomo.models.base import Model, Tempered, at_temperature
 from tomo.models.messages import Message, Reply, ReplyDone, TextDelta, Usage
 from tomo.oi.approval import ApproveAll, Gate
 from tomo.oi.blocks import Block, Extraction, extract
@@ -352,8 +352,7 @@ class Engine:
         if (self.retry_temperature is None or not isinstance(model, Tempered) or model.temperature is None
                 or summary.rewinds >= self.max_rewinds or summary.rounds >= self.max_rounds):
             return False
-        base = gates.baseline
-        return all(p in base.contents or p not in base.hashes for p in gates.files_changed())
+        return gates.restorable(gates.files_changed())
 
     def _rewind(self, gates: TurnGates, summary: TurnSummary, emit: Callable[[Any], None]) -> TurnGates:
         """A stale reply (the same reply again, or code the file already holds) after its attempt's check: the
@@ -362,13 +361,7 @@ class Engine:
         that reply was in the conversation, and answer differently at 1.0 from the task alone. The gates start over
         too: evidence about undone code proves nothing about the next attempt's."""
         undone = gates.files_changed()
-        for rel in undone:
-            path = self.root / rel
-            if rel in gates.baseline.contents:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(gates.baseline.contents[rel])
-            else:
-                path.unlink(missing_ok=True)
+        gates.put_back(undone)  # all of them: _can_rewind asked
         gates.close()
         fresh = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro, claim_repro=self.claim == "repro")
         fresh.start()
@@ -387,18 +380,11 @@ class Engine:
         low working temperature the same conversation mostly gets the same reply, and telling it so did not change
         that in the lab."""
         stale, self._stale = self._stale, False
-        model = self.model
-        if (not stale or self.retry_temperature is None or not isinstance(model, Tempered)
-                or model.temperature is None):  # the provider's default: some hosted models refuse any other
+        with at_temperature(self.model, self.retry_temperature if stale else None) as was:
+            if was is not None:
+                emit(Notice("info", f"the last reply did nothing new: this one is sampled at temperature "
+                                    f"{self.retry_temperature:g} (it was {was:g})"))
             return await self._ask_once(messages, emit)
-        current = model.temperature
-        emit(Notice("info", f"the last reply did nothing new: this one is sampled at temperature "
-                            f"{self.retry_temperature:g} (it was {current:g})"))
-        model.temperature = self.retry_temperature
-        try:
-            return await self._ask_once(messages, emit)
-        finally:
-            model.temperature = current
 
     async def _ask_once(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
         if not self.stream:

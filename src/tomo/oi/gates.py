@@ -174,6 +174,27 @@ class TurnGates:
         never imported): it stays in the record as a neutral block, never as evidence."""
         check.kind, check.conclusive = "neutral", False
 
+    def restorable(self, paths: Sequence[str]) -> bool:
+        """Whether every path can be put back byte for byte: the turn's start kept its bytes (a code file), or had no
+        such file."""
+        base = self.baseline
+        return all(p in base.contents or p not in base.hashes for p in paths)
+
+    def put_back(self, paths: Sequence[str]) -> list[str]:
+        """``paths`` as the turn's start had them: the kept bytes written back, a file the turn added removed.
+        Returns the paths it could not put back (files the start had but did not keep: they are not code)."""
+        base, left = self.baseline, []
+        for rel in paths:
+            full = self.root / rel
+            if rel in base.contents:
+                full.parent.mkdir(parents=True, exist_ok=True)
+                full.write_bytes(base.contents[rel])
+            elif rel not in base.hashes:
+                full.unlink(missing_ok=True)
+            else:
+                left.append(rel)
+        return left
+
     def files_changed(self) -> list[str]:
         """Every file that differs from the turn's start (code or not)."""
         return self.current.changed_since(self.baseline)
@@ -315,9 +336,9 @@ class TurnGates:
         if not fix_files:
             return True, "no code outside tests changed in this turn (no fix to reproduce)"
         first_fix = self.first_fix if self.first_fix is not None else 0
-        before = [c for c in self.checks if c.number < first_fix]
+        # a red under an earlier, reverted fix showed that fix's fault, not the problem
+        before = [c for c in self.checks if c.number < first_fix and not c.fixing]
         python_fix = [p for p in fix_files if p.endswith(".py")]
-        before = [c for c in before if not c.fixing]  # a red under an earlier, reverted fix showed that fix's fault
         for check in reversed(before):
             if not (check.red and check.conclusive and check.kind == "executing"):
                 continue

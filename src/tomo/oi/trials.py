@@ -31,10 +31,10 @@ import hashlib
 import re
 import shlex
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tomo.errors import ModelError
 from tomo.events import (
@@ -46,18 +46,15 @@ from tomo.events import (
     NullSink,
     Sink,
 )
-from tomo.models.base import Tempered
+from tomo.models.base import at_temperature
 from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import extract
+from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.next_step import failed_tests
-from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests
+from tomo.oi.project_tests import ProjectTest, example_calling, missing_fixtures, read_tests
 from tomo.oi.prompts import system_prompt
 
-if TYPE_CHECKING:
-    from tomo.oi.engine import Engine, TurnSummary
-
-AGENT = "oi"
 REPRO_TRIES = 3
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
 FAILURE_CHARS = 1500
@@ -142,13 +139,15 @@ class Trials:
             return Repro(check, output)
         path = self._repro_path()
         tests = read_tests(self.engine.root)
-        subject = self._subject()
+        imports = _test_imports(tests)
+        called = self._called()
+        subject = self._subject(called)
         example = example_calling(tests, subject[1]) if subject else ""
         for attempt in range(REPRO_TRIES):
             if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
                 return None
-            reply = await self._ask(reproduce_request(task, path, self._test_imports(), self._called(),
-                                                      self.rejected, subject, example), hot=attempt > 0)
+            reply = await self._ask(reproduce_request(task, path, imports[:8], called, self.rejected, subject,
+                                                      example), hot=attempt > 0)
             code = _first_python(reply.message.content)
             why = _not_a_test(code)
             if why:
@@ -161,7 +160,7 @@ class Trials:
                 code = "\n\n\n".join(fixtures) + "\n\n\n" + code
                 self.emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
                                          + ", ".join(_defined_names(fixtures))))
-            code, added = self._with_imports(code)
+            code, added = self._with_imports(code, imports)
             if added:
                 self.emit(Notice("info", "tomo added the imports the test used without writing them: "
                                          + "; ".join(added)))
@@ -175,8 +174,7 @@ class Trials:
             (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
             command = f"{check} {shlex.quote(path)}"  # the project's own way to run pytest, on this one file
-            number = self._next_block()
-            output = await self.engine.run_command(command, number, self.gates, self.emit, round_=self.summary.rounds)
+            output = await self._command(command)
             last = self.gates.checks[-1]
             why = _not_failing_by_the_problem(last.exit_code, output, self.user)
             if not why:
@@ -214,11 +212,11 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        commands = [repro.command] if repro is not None and repro.command != self.engine.check else []
-        commands.append(self.engine.check or "")
-        for command in commands:
-            reports.append(await self.engine.run_command(command, self._next_block(), self.gates, self.emit,
-                                                         round_=self.summary.rounds))
+        check = self.engine.check
+        assert check is not None  # trial_turn runs trials only with a pytest check
+        commands = [repro.command] if repro is not None and repro.command != check else []
+        for command in [*commands, check]:
+            reports.append(await self._command(command))
             if not self.gates.checks[-1].green:
                 break
         self._said("\n\n".join(reports))
@@ -238,7 +236,7 @@ class Trials:
         self.emit(ModelThinking(AGENT, engine.model.name, summary.rounds + 1))
         self.messages = [Message.user(text)]
         started = time.perf_counter()
-        with _sampled(engine.model, engine.retry_temperature if hot else None):
+        with at_temperature(engine.model, engine.retry_temperature if hot else None):
             reply, interrupted = await engine._guarded(
                 engine._ask_once([Message.system(self.system), *self.messages], self.emit))
         if interrupted or reply is None:
@@ -248,7 +246,7 @@ class Trials:
         self.emit(ModelCalled(AGENT, engine.model.name, summary.rounds, reply.finish, reply.usage.input_tokens,
                               reply.usage.output_tokens, time.perf_counter() - started, reply.usage.estimated))
         if reply.finish == "error":
-            raise ModelError(BROKEN, provider=engine.model.name)
+            raise ModelError(BROKEN_REPLY, provider=engine.model.name)
         self.messages.append(Message.assistant(reply.message.content))
         if reply.message.content:
             self.emit(AssistantSaid(AGENT, reply.message.content))
@@ -299,11 +297,12 @@ class Trials:
         except Exception:  # an example is a help, never a reason to fail the trial
             return False
 
-    def _subject(self) -> tuple[str, str] | None:
-        """(module, name) for the reproduction's example: the first function the task calls, else the context pack's
-        best definition (a method's class)."""
-        for name in self._called():
-            paths = sorted(set(self.engine._homes([name]).get(name, [])))
+    def _subject(self, called: Sequence[str]) -> tuple[str, str] | None:
+        """(module, name) for the reproduction's example: the first function the task calls (``called``), else the
+        context pack's best definition (a method's class)."""
+        homes = self.engine._homes(list(called)) if called else {}
+        for name in called:
+            paths = sorted(set(homes.get(name, [])))
             module = _module_of(paths[0]) if len(paths) == 1 else None
             if module:
                 return module, name
@@ -321,7 +320,7 @@ class Trials:
         homes = self.engine._homes(words) if words else {}
         return [w for w in words if homes.get(w)]
 
-    def _with_imports(self, code: str) -> tuple[str, list[str]]:
+    def _with_imports(self, code: str, test_imports: Sequence[str]) -> tuple[str, list[str]]:
         """``code`` with an import for each name it uses and never binds, when the project says where it comes from:
         an import in its tests or in the module under test, or the project file that defines it. Measured: Qwen
         1.5B's reproductions failed on `NameError: name 'Path' is not defined` more often than on anything else."""
@@ -337,7 +336,7 @@ class Trials:
                 defined[name] = f"from {modules.pop()} import {name}"
         sources = [self.engine.root / p for p in sorted({p for ps in homes.values() for p in ps})]
         known: dict[str, str] = {}
-        for line in [*self._test_imports(limit=None), *self._module_imports(tree),
+        for line in [*test_imports, *self._module_imports(tree),
                      *(line for path in sources for line in _imports_of(path))]:
             for name, statement in _bindings(line).items():
                 known.setdefault(name, statement)
@@ -354,18 +353,6 @@ class Trials:
                 found += _imports_of(path)
         return found
 
-    def _test_imports(self, limit: int | None = 8) -> list[str]:
-        """How the project's own tests import the code, so the reproduction imports it the same way."""
-        root = self.engine.root
-        found: list[str] = []
-        for path in sorted(root.glob("tests/test_*.py")) + sorted(root.glob("test_*.py")):
-            if path.name.startswith("test_tomo_repro"):
-                continue
-            found += [line for line in _imports_of(path) if line not in found]
-            if limit is not None and len(found) >= 6:
-                break
-        return found if limit is None else found[:limit]
-
     def _diff(self, paths: Sequence[str]) -> str:
         """What a trial changed, as a unified diff against the turn's start (at most ``DIFF_LINES`` lines)."""
         lines: list[str] = []
@@ -380,13 +367,10 @@ class Trials:
 
     def _put_back(self, paths: Sequence[str]) -> None:
         """A failed trial's files as the turn found them (a file the turn added is removed)."""
-        base = self.gates.baseline
-        for rel in paths:
-            full = self.engine.root / rel
-            if rel in base.contents:
-                full.write_bytes(base.contents[rel])
-            elif rel not in base.hashes:
-                full.unlink(missing_ok=True)
+        left = self.gates.put_back(paths)
+        if left:
+            self.emit(Notice("warning", f"{', '.join(left)} stayed as the trial left it: tomo keeps the bytes of code "
+                                        "files only"))
         self._record_restore()
 
     def _record_restore(self) -> None:
@@ -406,15 +390,9 @@ class _Interrupted(Exception):
     """Ctrl-C while the model was answering: the turn ends."""
 
 
-BROKEN = ("the model's reply broke off before it finished (the stream ended without a finish reason); nothing of "
-          "that reply was used")
-
-
 async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
     """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`, which runs the turn
     instead when trials cannot: a later turn of a session, or a check that is not pytest."""
-    from tomo.oi.engine import TurnSummary, end_turn
-
     sink = sink or NullSink()
     emit = sink.emit
     if history or not runs_pytest(engine.check):
@@ -502,7 +480,7 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
 
 def _first_python(text: str) -> str:
     for block in extract(text).blocks:
-        if block.label.split(" ")[0].lower() in ("python", "py", "python3") and block.code.strip():
+        if block.runner == "python" and block.code.strip():
             return block.code
     return ""
 
@@ -542,6 +520,13 @@ def _not_failing_by_the_problem(exit_code: int, output: str, task: str = "") -> 
     if fault:
         return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
     return ""
+
+def _test_imports(tests: Sequence[ProjectTest]) -> list[str]:
+    """How the project's own tests import the code (each statement once, in file order), so the reproduction
+    imports it the same way."""
+    found = [ast.unparse(n) for t in tests for n in t.tree.body if isinstance(n, ast.ImportFrom | ast.Import)]
+    return list(dict.fromkeys(found))
+
 
 def _imports_of(path: Path) -> list[str]:
     """The top-level import statements of a Python file, one per line (none when it cannot be read)."""
@@ -651,19 +636,3 @@ def _tail(text: str, limit: int) -> str:
     if start > 0:
         text = text[text.rfind("\n", 0, start) + 1:]
     return text if len(text) <= limit else "…\n" + text[-limit:]
-
-
-@contextlib.contextmanager
-def _sampled(model: Any, temperature: float | None) -> Iterator[None]:
-    """``temperature`` for one request, only on a model tomo set a working temperature for (a provider's default is
-    never overridden)."""
-    if temperature is None or not isinstance(model, Tempered) or model.temperature is None:
-        yield
-        return
-    current = model.temperature
-    model.temperature = temperature
-    try:
-        yield
-    finally:
-        model.temperature = current
-

@@ -34,7 +34,7 @@ from tomo.prism.indexer import Progress
 
 DEFAULT_BUDGET = 3000
 SHORT_BODY = 6  # lines: a definition this short is shown whole, past the three full bodies
-_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=(?!=)\s*\S")
+_CONSTANT = re.compile(r"^(_*[A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=(?!=)\s*\S")
 LSP_TIMEOUT = 15.0  # seconds for the language server in all: start, initialize, every query
 _TEST_NAMES = ("conftest.py", "tests.py")
 

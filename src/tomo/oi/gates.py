@@ -113,6 +113,7 @@ class TurnGates:
         self.checks: list[Check] = []
         self.first_fix: int | None = None  # the first check of the current fix (code outside tests changed)
         self.refusals = {"exec": 0, "repro": 0}
+        self.watch_also: list[str] = []  # files whose executed lines the next blocks record too (trials' suspects)
         self._trace_root = root / STATE_DIR / "trace"
         self._hook_dir = root / STATE_DIR / "hook"
 
@@ -139,7 +140,7 @@ class TurnGates:
         trace = self._trace_root / str(number)
         shutil.rmtree(trace, ignore_errors=True)
         trace.mkdir(parents=True)
-        watched = [str(self.root / p) for p in self.changed_python()]
+        watched = [str(self.root / p) for p in dict.fromkeys([*self.changed_python(), *self.watch_also])]
         (trace / "watch.json").write_text(json.dumps({"root": str(self.root), "files": watched,
                                                       "skip_dirs": sorted(SKIP_DIRS)}), encoding="utf-8")
         return {"TOMO_OI_TRACE": str(trace), "PYTHONPATH": str(self._hook_dir)}

@@ -49,11 +49,13 @@ from tomo.events import (
 from tomo.models.base import at_temperature
 from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import extract
+from tomo.oi.context_pack import module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import ProjectTest, example_calling, missing_fixtures, read_tests
 from tomo.oi.prompts import system_prompt
+from tomo.oi.suspects import Definition, suspects
 
 REPRO_TRIES = 3
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
@@ -104,6 +106,9 @@ class Trials:
         self.rejected: tuple[str, str] | None = None  # the last test that was no reproduction, and why
         self.failed: tuple[str, str] | None = None  # the last trial that failed: its diff, and the failure
         self.messages: list[Message] = []  # the last exchange: what the session keeps
+        self.suspects: list[Definition] = []  # what the failing test ran, in the order trials focus on them
+        self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
+        self.same = False  # the last trial gave the code back as it was
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -133,10 +138,15 @@ class Trials:
         check = self.engine.check
         assert check is not None
         if baseline:  # the project already ships a failing test: that is the reproduction
-            output = await self._command(check)
+            command = f"{check} {' '.join(shlex.quote(t) for t in sorted(baseline))}"  # those tests alone
+            output = await self._watched(command)
+            if self.gates.checks[-1].exit_code != 1:  # the ids did not select them (another rootdir): the whole check
+                command, output = check, await self._watched(check)
             self.emit(Notice("info", f"the project's check already fails ({', '.join(sorted(baseline)[:3])}): it is "
                                      "the reproduction the trials must make pass"))
-            return Repro(check, output)
+            repro = Repro(command, output)
+            self._localise(repro)
+            return repro
         path = self._repro_path()
         tests = read_tests(self.engine.root)
         imports = _test_imports(tests)
@@ -174,13 +184,15 @@ class Trials:
             (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
             command = f"{check} {shlex.quote(path)}"  # the project's own way to run pytest, on this one file
-            output = await self._command(command)
+            output = await self._watched(command)
             last = self.gates.checks[-1]
             why = _not_failing_by_the_problem(last.exit_code, output, self.user)
             if not why:
                 self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
                 self.messages.append(Message.user(output))
-                return Repro(command, output, path, code)
+                repro = Repro(command, output, path, code)
+                self._localise(repro)
+                return repro
             self.gates.set_aside(last)  # a test that failed by its own mistake showed nothing about the code
             self.rejected = (code, _rejection(why, output))
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
@@ -193,8 +205,13 @@ class Trials:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
         target = self._tested(repro) or self.engine._target()
         is_class = target is not None and self._is_class(*target)
-        reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class),
-                                hot=bool(self.seen))
+        focus = self._focus()
+        shown: tuple[str, str, str] | None = None
+        if focus is not None:
+            target, is_class = (focus.path, focus.name.rsplit(".", 1)[-1]), False
+            shown = (focus.path, focus.name, self._with_constants(focus))
+        reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class, focus=shown,
+                                            unchanged=self.same), hot=bool(self.seen))
         blocks = self.engine._recognise(extract(reply.message.content)).blocks
         edits = [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
         if not edits:
@@ -204,6 +221,7 @@ class Trials:
         reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
         changed = [p for p in self.gates.files_changed() if not _protected(p, repro)]
         key = _fingerprint(self.engine.root, changed)
+        self.same = not changed
         if not changed or key in self.seen:
             self.emit(Notice("info", "this trial changed nothing new (no file, or what an earlier trial wrote): not "
                                      "run again"))
@@ -284,6 +302,45 @@ class Trials:
             if len(paths) == 1 and not is_test_path(paths[0]):
                 return paths[0], name
         return None
+
+    def _localise(self, repro: Repro) -> None:
+        """The suspects of a reproduction that fails inside the code (:mod:`tomo.oi.suspects`). None for a missing
+        feature (`has no attribute 'cancel'`): what ran then is the code around the gap, not the place to fill it."""
+        if _MISSING.search(repro.output):
+            return
+        tested = self._tested(repro) or self.engine._target()
+        preferred = [tested] if tested else []
+        preferred += [(k.partition("::")[0], k.partition("::")[2]) for k in self.engine._targets]
+        self.suspects = suspects(self.engine.root, self.gates.checks[-1].lines, repro.output, preferred)
+        if self.suspects:
+            self.emit(Notice("info", "the failing test ran " + ", ".join(f"`{d.name}` ({d.path})" for d in
+                                                                          self.suspects) + ": the trials take them "
+                                     "in turn"))
+
+    def _focus(self) -> Definition | None:
+        """The suspect this trial shows in full, each in turn; None without suspects (the request then names the
+        reproduction's subject or the context pack's best, as before)."""
+        self.tried += 1
+        return self.suspects[(self.tried - 1) % len(self.suspects)] if self.suspects else None
+
+    def _with_constants(self, definition: Definition) -> str:
+        """``definition``'s source, after the one-line module constants it uses (`_WHOLE = re.compile(...)`): the
+        lab's whitespace bug was in such a pattern, not in the function that used it."""
+        code = definition.source(self.engine.root)
+        try:
+            lines = (self.engine.root / definition.path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return code
+        constants = module_constants(lines, code.splitlines())
+        return ("\n".join(constants) + "\n\n\n" + code) if constants else code
+
+    async def _watched(self, command: str) -> str:
+        """``command`` run with every project module watched, so its check records which of their lines ran."""
+        self.gates.watch_also = [p for p in self.gates.baseline.hashes if p.endswith(".py") and not is_test_path(p)]
+        try:
+            return await self._command(command)
+        finally:
+            self.gates.watch_also = []
 
     def _is_class(self, path: str, name: str) -> bool:
         """Whether ``name`` in ``path`` is a class: the example then shows a method inside it (the lab saw a class
@@ -453,8 +510,16 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
 
 
 def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
-                failed: tuple[str, str] | None = None, *, is_class: bool = False) -> str:
-    if target is None:
+                failed: tuple[str, str] | None = None, *, is_class: bool = False,
+                focus: tuple[str, str, str] | None = None, unchanged: bool = False) -> str:
+    """``focus``: (path, name, code) of a definition the failing test ran, shown in full as the likely place of the
+    fix; ``unchanged``: the last trial gave the code back as it was (Qwen 1.5B did so five times in a row)."""
+    if focus is not None:
+        header = next((line for line in focus[2].splitlines() if line.lstrip().startswith(("def ", "async def "))),
+                      f"def {focus[1].rsplit('.', 1)[-1]}(...):")
+        indent = header[:len(header) - len(header.lstrip())]
+        where = f"```python {focus[0]}\n{header}\n{indent}    <every line of the corrected definition>\n```"
+    elif target is None:
         where = "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```"
     elif is_class:
         where = (f"```python {target[0]}\nclass {target[1]}:\n    def the_method(self, ...):\n        <every line of "
@@ -467,6 +532,12 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
         test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
         shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
                  f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    if focus is not None:
+        shown += (f"\n\nThe failing test ran `{focus[1]}`; the fix may well go here (or in a name it uses):\n"
+                  f"```python {focus[0]}\n{focus[2].rstrip()}\n```")
+    if unchanged:
+        shown += ("\n\nThe last answer gave the code back exactly as it is now, and that code fails the test: "
+                  "change the line that makes it fail.")
     if failed is not None:
         shown += (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
                   f"{failed[1]}\n```\nWrite a different fix.")

@@ -1,0 +1,166 @@
+"""Suspects (`tomo.oi.suspects`): trials show, one by one, the definitions the failing test really ran.
+
+The project is the lab's LRU cache in small: the test that fails reads an entry and then overfills the cache, the bug
+is in ``get`` (it never marks the entry as used), and the function a context pack or a first guess points at is
+``put``. The runs are real: the reproduction runs in the sandbox under the exec gate's site hook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oi.oi_support import LIMITS, PYTEST
+from oi.test_honest_outcomes import TemperedScript
+from oi.test_trials import block, commands
+from tomo.events import ListSink, Notice
+from tomo.oi.context_pack import module_constants
+from tomo.oi.engine import Engine
+from tomo.oi.suspects import definitions, frames, suspects
+from tomo.oi.trials import trial_turn
+
+CACHE = '''\
+from collections import OrderedDict
+
+_LIMIT_WORDS = ("capacity",)
+
+
+class Cache:
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self._data = OrderedDict()
+
+    def get(self, key):
+        if key not in self._data:
+            return None
+        return self._data[key]
+
+    def put(self, key, value):
+        self._data[key] = value
+        if len(self._data) > self.capacity:
+            self._data.popitem(last=False)
+
+    def clear(self):
+        self._data.clear()
+
+
+def unused(x):
+    return x
+'''
+TESTS = '''\
+from cache import Cache
+
+
+def test_put_then_get():
+    cache = Cache(2)
+    cache.put("a", 1)
+    assert cache.get("a") == 1
+
+
+def test_reading_keeps_an_entry_fresh():
+    cache = Cache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    cache.get("a")
+    cache.put("c", 3)
+    assert cache.get("a") == 1
+'''
+TASK = "test_reading_keeps_an_entry_fresh fails: the cache throws away an entry we have just read. Fix the cache."
+WRONG_PUT = '''\
+    def put(self, key, value):
+        if len(self._data) >= self.capacity and key not in self._data:
+            self._data.popitem(last=False)
+        self._data[key] = value
+'''
+RIGHT_GET = '''\
+    def get(self, key):
+        if key not in self._data:
+            return None
+        self._data.move_to_end(key)
+        return self._data[key]
+'''
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    root = tmp_path / "cache"
+    (root / "tests").mkdir(parents=True)
+    (root / "cache.py").write_text(CACHE)
+    (root / "tests" / "test_cache.py").write_text(TESTS)
+    (root / "conftest.py").write_text("")
+    return root
+
+
+def engine_for(model: TemperedScript, sandbox, root: Path, **kwargs) -> Engine:
+    kwargs.setdefault("max_rounds", 4)
+    return Engine(model, sandbox, workspace=root, context=False, limits=LIMITS, check=PYTEST, claim="repro", **kwargs)
+
+
+async def test_each_trial_shows_the_next_definition_the_failing_test_ran(strict, cache):
+    model = TemperedScript([block("python cache.py", WRONG_PUT), block("python cache.py", RIGHT_GET)])
+    engine = engine_for(model, strict, cache)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    assert engine.last.outcome == "verified" and "move_to_end" in (cache / "cache.py").read_text()
+    # the project's failing test alone is the reproduction, run under the hook with every module watched
+    assert commands(sink)[0] == f"{PYTEST} tests/test_cache.py::test_reading_keeps_an_entry_fresh"
+    said = [n.text for n in sink.of(Notice) if "the failing test ran" in n.text]
+    assert said and "`Cache.get`" in said[0] and "`Cache.put`" in said[0]
+    assert "clear" not in said[0] and "unused" not in said[0]  # never ran, so never a suspect
+    first, second = (sent[-1].content for sent in model.sent)
+    focus = "The failing test ran `{}`; the fix may well go here"
+    # no context pack here and no frame in the project's code: the suspects come in the file's order
+    assert focus.format("Cache.__init__") in first and focus.format("Cache.get") not in first
+    assert focus.format("Cache.get") in second and "        return self._data[key]" in second
+    assert "```python cache.py\n    def get(self, key):\n        <every line" in second  # the example is that method
+
+
+async def test_a_trial_that_gave_the_code_back_unchanged_is_told_so(strict, cache):
+    unchanged = CACHE.split("    def get", 1)[0].split("class Cache:\n", 1)[1]  # __init__ exactly as it is
+    model = TemperedScript([block("python cache.py", unchanged), block("python cache.py", RIGHT_GET)])
+    engine = engine_for(model, strict, cache)
+    await trial_turn(engine, [], TASK, ListSink())
+    first, second = (sent[-1].content for sent in model.sent)
+    told = "The last answer gave the code back exactly as it is now"
+    assert told not in first and told in second
+    assert engine.last.outcome == "verified"
+
+
+async def test_a_missing_feature_has_no_suspects(strict, cache):
+    """A reproduction that fails on a name the task asks for ran only the code around the gap."""
+    task = "Please add Cache.size(), the number of entries."
+    repro = "from cache import Cache\n\n\ndef test_size():\n    cache = Cache(2)\n    cache.put('a', 1)\n" \
+            "    assert cache.size() == 1\n"
+    fixed = CACHE.replace("        return self._data[key]\n", "        self._data.move_to_end(key)\n        return "
+                          "self._data[key]\n", 1)
+    (cache / "cache.py").write_text(fixed)  # the project's own tests pass: the reproduction is the model's
+    model = TemperedScript([block("python tests/test_repro.py", repro), block("python cache.py", WRONG_PUT)])
+    engine = engine_for(model, strict, cache, max_rounds=2)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    assert any("reproduction kept" in n.text for n in sink.of(Notice))
+    assert not any("the failing test ran" in n.text for n in sink.of(Notice))
+    assert "The failing test ran" not in model.sent[1][-1].content
+
+
+def test_suspects_come_in_the_preferred_order_then_the_deepest_frame_first(tmp_path: Path) -> None:
+    (tmp_path / "cache.py").write_text(CACHE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_cache.py").write_text(TESTS)
+    names = {d.name: d for d in definitions(tmp_path, "cache.py")}
+    assert list(names) == ["Cache.__init__", "Cache.get", "Cache.put", "Cache.clear", "unused"]
+    ran = {"cache.py": {8, 9, 12, 14, 17, 18, 19}, "tests/test_cache.py": {5, 6, 7}}  # a test file is no suspect
+    output = "tests/test_cache.py:16: in test_x\n    cache.put('c', 3)\ncache.py:19: in put\n    ...\n"
+    assert frames(output) == [("cache.py", 19), ("tests/test_cache.py", 16)]
+    assert [d.name for d in suspects(tmp_path, ran, output)] == ["Cache.put", "Cache.__init__", "Cache.get"]
+    preferred = [("cache.py", "get")]  # a bare name matches the method
+    assert [d.name for d in suspects(tmp_path, ran, output, preferred)] == ["Cache.get", "Cache.put",
+                                                                           "Cache.__init__"]
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    assert definitions(tmp_path, "broken.py") == []
+
+
+def test_a_private_module_constant_is_shown_with_the_code_that_uses_it() -> None:
+    lines = ['_WHOLE = re.compile(r"(?:\\d+[hms])+")', "limit = 3", "MAX = 4"]
+    assert module_constants(lines, ["    if not _WHOLE.fullmatch(text) or limit > MAX:"]) == [lines[0], lines[2]]

@@ -151,6 +151,25 @@ async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):
     assert any("no reproduction" in n.text for n in sink.of(Notice))
 
 
+async def test_a_test_that_raises_another_error_than_the_task_s_traceback_is_no_reproduction(strict, shapes):
+    """Measured: for a crash quoted with its traceback, Qwen 1.5B's test passed `None` and failed with another
+    TypeError before ever reaching the crash, and it was kept as the reproduction."""
+    task = ('double("a") crashes:\n\nTraceback (most recent call last):\n  File "shapes.py", line 7, in double\n'
+            'TypeError: can only concatenate str (not "int") to str\n\nIt should give "aa".')
+    other = "from shapes import double\n\n\ndef test_double():\n    assert double(None) is None\n"
+    same = 'from shapes import double\n\n\ndef test_double():\n    assert double("b") == "bb"\n'
+    model = TemperedScript([block("python tests/t.py", other), block("python tests/t.py", same),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes, max_rounds=3)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("ends in `TypeError: can only concatenate str (not \"int\") to str`, and the test never raised it"
+               in t for t in said)
+    assert any("reproduction kept" in t for t in said)  # the same error with another value is the same crash
+    assert "double(None)" in model.sent[1][-1].content  # the rejected test is shown to the next request
+
+
 async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(strict, shapes):
     made_up = "from shapes import double\n\n\ndef test_double():\n    assert double.cached(2) == 4\n"
     asked = "from shapes import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n"

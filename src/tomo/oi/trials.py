@@ -70,6 +70,8 @@ _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|Inde
                              r"missing \d+ required (?:positional|keyword-only) argument")
 _MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
+_RAISED = re.compile(r"^E\s+((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE)
 
 
 STRATEGIES = ("conversation", "trials")
@@ -590,7 +592,27 @@ def _not_failing_by_the_problem(exit_code: int, output: str, task: str = "") -> 
     fault = _TEST_OWN_FAULT.search(output)
     if fault:
         return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
+    error = reported_error(task)
+    if error and not any(_shape(m[1]) == _shape(error) for m in _RAISED.finditer(output)):
+        return (f"the task's traceback ends in `{error}`, and the test never raised it, so it shows another "
+                "failure")
     return ""
+
+
+def reported_error(task: str) -> str:
+    """The exception line that ends a Python traceback quoted in ``task`` (``TypeError: 'NoneType' object is not
+    iterable``), or ''. The lab saw Qwen 1.5B pass `None` for the network, fail with another TypeError, and have
+    that kept as the reproduction of a crash it never reached."""
+    if "Traceback (most recent call last)" not in task:
+        return ""
+    after = task.split("Traceback (most recent call last)", 1)[1]
+    found = _EXCEPTION_LINE.search(after)
+    return found[0].strip() if found else ""
+
+
+def _shape(error: str) -> str:
+    """An exception line with its quoted values and numbers blanked: the test may call with other values."""
+    return re.sub(r"\d+", "0", re.sub(r"'[^']*'|\"[^\"]*\"", "''", error)).strip()
 
 def _test_imports(tests: Sequence[ProjectTest]) -> list[str]:
     """How the project's own tests import the code (each statement once, in file order), so the reproduction

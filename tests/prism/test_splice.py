@@ -142,3 +142,33 @@ def test_a_signature_with_dots_never_replaces_a_body():
         splice_python(MODULE, 'def mean(values):\n    """Mean."""\n    ...\n')
     stubbed = "class P:\n    def run(self):\n        ...\n"
     assert "return 1" in splice_python(stubbed, "def run(self):\n    return 1\n").text  # a stub may be filled in
+
+
+def test_a_new_method_written_alone_goes_into_the_file_s_only_class_with_methods():
+    source = MODULE + "\n\nclass Refused(Exception):\n    pass\n"  # no methods: no home for one
+    done = splice_python(source, "    def clear(self):\n        self.items = []\n")
+    assert done.added == ["Cart.clear"]
+    assert "        self.items.append(item)\n\n    def clear(self):\n        self.items = []\n" in done.text
+    namespace: dict[str, object] = {}
+    exec(compile(done.text, "m.py", "exec"), namespace)
+    assert callable(getattr(namespace["Cart"], "clear", None)) and "clear" not in namespace
+
+
+def test_a_new_method_with_several_classes_to_go_to_is_refused_with_a_hint():
+    source = MODULE + "\n\nclass Shelf:\n    def put(self, item):\n        self.item = item\n"
+    with pytest.raises(SpliceError, match=r"`def clear\(self, \.\.\.\)` is a new method.*several classes \(Cart, "
+                                          r"Shelf\)") as raised:
+        splice_python(source, "def clear(self):\n    self.items = []\n")
+    assert "write it inside its class" in (raised.value.hint or "")
+    done = splice_python(source, "def helper(x):\n    return x\n")  # not a method: a new function, as before
+    assert done.added == ["helper"]
+
+
+def test_a_method_written_as_class_dot_name_is_laid_into_that_class():
+    block = ("def Cart.add(self, item):\n    self.items.insert(0, item)\n\n\n"
+             "def Cart.clear(self):\n    self.items = []\n")
+    done = splice_python(MODULE, block)
+    assert done.replaced == ["Cart.add"] and done.added == ["Cart.clear"]
+    assert "    def add(self, item):\n        self.items.insert(0, item)\n" in done.text
+    assert "def Cart." not in done.text
+    ast.parse(done.text)

@@ -17,6 +17,7 @@ from oi.test_trials import block, commands
 from tomo.events import ListSink, Notice
 from tomo.oi.context_pack import module_constants
 from tomo.oi.engine import Engine
+from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.suspects import definitions, frames, suspects
 from tomo.oi.trials import trial_turn
 
@@ -164,3 +165,40 @@ def test_suspects_come_in_the_preferred_order_then_the_deepest_frame_first(tmp_p
 def test_a_private_module_constant_is_shown_with_the_code_that_uses_it() -> None:
     lines = ['_WHOLE = re.compile(r"(?:\\d+[hms])+")', "limit = 3", "MAX = 4"]
     assert module_constants(lines, ["    if not _WHOLE.fullmatch(text) or limit > MAX:"]) == [lines[0], lines[2]]
+
+
+AGES = 'ADULT = 18\n\n\ndef is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age > ADULT\n'
+TEST_AGES = "from ages import is_adult\n\n\ndef test_eighteen_may_sign():\n    assert is_adult(18)\n"
+
+
+async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it_in(strict, tmp_path):
+    root = tmp_path / "ages"
+    (root / "tests").mkdir(parents=True)
+    (root / "ages.py").write_text(AGES)
+    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"  # the whole definition, still wrong
+    line = "The comparison must include 18:\n```\n6:     return age >= ADULT\n```\n"
+    model = TemperedScript([block("python ages.py", rewrite), {"content": line}])
+    engine = engine_for(model, strict, root)
+    sink = ListSink()
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
+    assert engine.last.outcome == "verified"
+    assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")  # that line, nothing else
+    first, second = (sent[-1].content for sent in model.sent)
+    assert "with its line numbers" not in first
+    assert "Here it is with its line numbers in the file:\n```\n1: ADULT = 18\n4: def is_adult(age):\n" in second
+    assert "6:     return age > ADULT\n```" in second and "An earlier fix did not work" in second
+
+
+def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path) -> None:
+    (tmp_path / "ages.py").write_text(AGES)
+    (definition,) = definitions(tmp_path, "ages.py")
+    view, allowed = numbered_view(tmp_path, definition, ["ADULT = 18"])
+    assert view.splitlines()[0] == "1: ADULT = 18" and allowed == {1, 4, 5, 6}  # blank lines are not offered
+    reply = "Line 6: return age >= ADULT\n2: import os\n6: return 0\n"
+    assert numbered_lines(reply, allowed) == {6: "return age >= ADULT"}  # line 2 was not shown; the first 6 wins
+    assert corrected(tmp_path, definition, {6: "return age >= ADULT"}) == [
+        'def is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age >= ADULT']
+    assert corrected(tmp_path, definition, {1: "ADULT = 21"}) == ["ADULT = 21"]  # a constant goes on its own
+    assert corrected(tmp_path, definition, {6: "return (age >="}) == []  # would not parse: nothing to lay in
+    assert corrected(tmp_path, definition, {6: "return age > ADULT"}) == []  # the same line: no edit

@@ -52,6 +52,7 @@ from tomo.oi.blocks import extract
 from tomo.oi.context_pack import module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
+from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import ProjectTest, example_calling, missing_fixtures, read_tests
 from tomo.oi.prompts import system_prompt
@@ -207,14 +208,23 @@ class Trials:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
         target = self._tested(repro) or self.engine._target()
         is_class = target is not None and self._is_class(*target)
-        focus = self._focus()
-        shown: tuple[str, str, str] | None = None
-        if focus is not None:
-            target, is_class = (focus.path, focus.name.rsplit(".", 1)[-1]), False
-            shown = (focus.path, focus.name, self._with_constants(focus))
-        reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class, focus=shown,
-                                            unchanged=self.same), hot=bool(self.seen))
-        blocks = self.engine._recognise(extract(reply.message.content)).blocks
+        focus, by_line = self._focus()
+        if focus is not None and by_line:
+            view, allowed = numbered_view(self.engine.root, focus, self._constants(focus))
+            reply = await self._ask(line_request(task, repro, focus.name, view, self.failed, unchanged=self.same),
+                                    hot=bool(self.seen))
+            changes = numbered_lines(reply.message.content, allowed)
+            text = "".join(f"```python {focus.path}\n{code}\n```\n"
+                           for code in corrected(self.engine.root, focus, changes))
+        else:
+            shown: tuple[str, str, str] | None = None
+            if focus is not None:
+                target, is_class = (focus.path, focus.name.rsplit(".", 1)[-1]), False
+                shown = (focus.path, focus.name, self._with_constants(focus))
+            reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class, focus=shown,
+                                                unchanged=self.same), hot=bool(self.seen))
+            text = reply.message.content
+        blocks = self.engine._recognise(extract(text)).blocks
         edits = [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
         if not edits:
             self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
@@ -319,21 +329,29 @@ class Trials:
                                                                           self.suspects) + ": the trials take them "
                                      "in turn"))
 
-    def _focus(self) -> Definition | None:
-        """The suspect this trial shows in full, each in turn; None without suspects (the request then names the
-        reproduction's subject or the context pack's best, as before)."""
+    def _focus(self) -> tuple[Definition | None, bool]:
+        """The suspect this trial shows in full, each in turn, and whether it asks for corrected lines
+        (:mod:`tomo.oi.line_fix`: every second round over the suspects) rather than the whole definition. None
+        without suspects: the request then names the reproduction's subject or the context pack's best."""
         self.tried += 1
-        return self.suspects[(self.tried - 1) % len(self.suspects)] if self.suspects else None
+        if not self.suspects:
+            return None, False
+        turn = self.tried - 1
+        return self.suspects[turn % len(self.suspects)], (turn // len(self.suspects)) % 2 == 1
+
+    def _constants(self, definition: Definition) -> list[str]:
+        """The one-line module constants ``definition`` uses, as its file has them."""
+        try:
+            lines = (self.engine.root / definition.path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return []
+        return module_constants(lines, definition.source(self.engine.root).splitlines())
 
     def _with_constants(self, definition: Definition) -> str:
         """``definition``'s source, after the one-line module constants it uses (`_WHOLE = re.compile(...)`): the
         lab's whitespace bug was in such a pattern, not in the function that used it."""
         code = definition.source(self.engine.root)
-        try:
-            lines = (self.engine.root / definition.path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return code
-        constants = module_constants(lines, code.splitlines())
+        constants = self._constants(definition)
         return ("\n".join(constants) + "\n\n\n" + code) if constants else code
 
     async def _watched(self, command: str) -> str:
@@ -548,7 +566,34 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
             f"block labeled with its file, for example\n{where}\nDo not change the tests.")
 
 
-# ---- helpers --------------------------------------------------------------------------------------------------
+def line_request(task: str, repro: Repro | None, name: str, view: str, failed: tuple[str, str] | None = None, *,
+                 unchanged: bool = False) -> str:
+    """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`)."""
+    shown = ""
+    if repro is not None:
+        test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
+        shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
+                 f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    if unchanged:
+        shown += "\n\nThe last answer changed nothing, and the code as it is fails the test."
+    if failed is not None:
+        shown += (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
+                  f"{failed[1]}\n```\nWrite a different fix.")
+    return (f"{task}{shown}\n\nThe failing test ran `{name}`. Here it is with its line numbers in the file:\n```\n"
+            f"{view}\n```\nA bug like this is most often one wrong line: a comparison, an off-by-one, a wrong "
+            "operator or value. Find it and reply with the corrected line, written as its number, a colon and the "
+            "whole new line (more lines only if they are wrong too), in one block, for example:\n```\n"
+            f"{_middle_number(view)}: <the whole corrected line>\n```\n"
+            "Do not change the tests.")
+
+
+# ---- helpers ----------------------------------------------------------------------------------------------
+
+
+def _middle_number(view: str) -> int:
+    """A line number of ``view`` for the example (its middle line: the example must not point at the likely bug)."""
+    numbers = [int(line.split(":", 1)[0]) for line in view.splitlines()]
+    return numbers[len(numbers) // 2]
 
 
 def _first_python(text: str) -> str:

@@ -212,8 +212,9 @@ async def test_the_request_shows_a_project_test_and_a_fixture_the_test_names_is_
 
 
 async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, shapes):
+    # the failing test ran double and add: the third trial is the second round over them, so it asks for a line
     model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
-                            block("python shapes.py", "def double(x):\n    return x * 3\n")])
+                            {"content": "```\n7:     return x * 3\n```"}])
     engine = engine_for(model, strict, shapes, max_rounds=4)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)

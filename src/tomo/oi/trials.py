@@ -9,10 +9,12 @@ fresh questions and lets the harness judge each answer:
    when it gives one). tomo writes it to a file of its choosing, adds the imports it used without writing them, and
    runs it. It is kept only when it fails in a test (exit 1), not by its own mistake (a name nothing defines);
    otherwise it is removed, and the next request shows it with the verdict ("it passes, so it asserts what the code
-   does now"). A project whose check already fails at the start has its reproduction: the check itself.
+   does now"). A project whose check already fails at the start has its reproduction: its failing tests.
 2. **Try.** Each trial is one request: the task, the context pack, the test and its failure, and at most the last
    failed trial's diff with what it gave (never a conversation to copy from). tomo lays the edit in and runs the
-   test, then the project's check. The first trial whose check is green and ran the changed code ends the turn.
+   test, then the project's check. The request shows in full one definition the failing test ran (its suspects,
+   :mod:`tomo.oi.suspects`), the next trial the next one, and every second round over them asks for the wrong line
+   alone (:mod:`tomo.oi.line_fix`). The first trial whose check is green and ran the changed code ends the turn.
    Otherwise every file it changed is put back byte for byte and the next trial is sampled hotter. A trial that
    writes what an earlier one wrote is not run again.
 

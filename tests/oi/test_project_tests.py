@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests
+from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests, with_pytest_fixtures
 
 TESTS = '''\
 import pytest
@@ -70,3 +70,17 @@ def test_a_fixture_the_test_asks_for_is_copied_with_what_it_uses(tmp_path: Path)
     own = ast.parse("import pytest\n\n@pytest.fixture\ndef rows():\n    return 1\n\ndef test_mine(rows):\n    pass\n")
     assert missing_fixtures(own, tests) == []  # defined in the test itself
     assert missing_fixtures(ast.parse("def test_mine(nowhere):\n    pass\n"), tests) == []
+
+
+def test_a_pytest_fixture_used_without_asking_for_it_becomes_a_parameter() -> None:
+    code = ('from appconf import load\n\n\ndef test_override():\n    defaults = pytest.helpers.tmp_path / "d.ini"\n'
+            '    assert load([defaults]) == {}\n\n\ndef test_patch(x):\n    monkeypatch.setenv("A", "1")\n'
+            '    tmp_path = "mine"\n    assert tmp_path\n')
+    fixed, added = with_pytest_fixtures(code)
+    assert "def test_override(tmp_path):\n    defaults = tmp_path / \"d.ini\"" in fixed
+    assert "def test_patch(monkeypatch, x):" in fixed  # its own tmp_path is a local, not the fixture
+    assert sorted(added) == ["monkeypatch", "tmp_path"]
+    ast.parse(fixed)
+    assert with_pytest_fixtures("def test_ok(tmp_path):\n    assert tmp_path\n") == (
+        "def test_ok(tmp_path):\n    assert tmp_path\n", [])
+    assert with_pytest_fixtures("def test_(:\n") == ("def test_(:\n", [])  # not Python: left as it is

@@ -12,6 +12,7 @@ Read with :mod:`ast` only: the tests are the project's text, never run or import
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +118,34 @@ def missing_fixtures(tree: ast.Module, files: Iterable[ProjectTest]) -> list[str
                 added += [s for s in file.with_helpers([name]) if s not in added]
                 break
     return added
+
+
+def with_pytest_fixtures(code: str) -> tuple[str, list[str]]:
+    """``code`` with each pytest fixture its tests use without asking for it (a free ``tmp_path``, or
+    ``pytest.helpers.tmp_path``, which Qwen 1.5B wrote in three reproductions in a row) made a parameter of that
+    test; and the fixtures added. Code that does not parse is returned as it is."""
+    names = "|".join(sorted(PYTEST_FIXTURES))
+    code = re.sub(rf"\bpytest(?:\.\w+)*\.({names})\b", r"\1", code)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code, []
+    lines = code.splitlines(keepends=True)
+    added: list[str] = []
+    for node in sorted((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")),
+                       key=lambda n: n.lineno, reverse=True):  # from the bottom, so earlier lines stay put
+        params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+        stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        used = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        missing = [f for f in dict.fromkeys(used) if f in PYTEST_FIXTURES and f not in params | stored]
+        row = node.lineno - 1
+        opening = re.search(rf"def\s+{node.name}\s*\(", lines[row])
+        if not missing or opening is None:
+            continue
+        at = opening.end()
+        lines[row] = lines[row][:at] + ", ".join(missing) + (", " if params else "") + lines[row][at:]
+        added += [f for f in missing if f not in added]
+    return "".join(lines), added
 
 
 def _calls(node: ast.AST, name: str) -> bool:

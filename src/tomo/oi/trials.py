@@ -56,7 +56,13 @@ from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.next_step import failed_tests
-from tomo.oi.project_tests import ProjectTest, example_calling, missing_fixtures, read_tests
+from tomo.oi.project_tests import (
+    ProjectTest,
+    example_calling,
+    missing_fixtures,
+    read_tests,
+    with_pytest_fixtures,
+)
 from tomo.oi.prompts import system_prompt
 from tomo.oi.suspects import Definition, suspects
 
@@ -170,6 +176,10 @@ class Trials:
                 self._said(f"[tomo: not a reproduction: {why}.]")
                 self.rejected = (code, f"It is not a reproduction: {why}.") if code.strip() else None
                 continue
+            code, asked = with_pytest_fixtures(code)
+            if asked:
+                self.emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
+                                         "parameters: " + ", ".join(asked)))
             fixtures = missing_fixtures(ast.parse(code), tests)
             if fixtures:
                 code = "\n\n\n".join(fixtures) + "\n\n\n" + code

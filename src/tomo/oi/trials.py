@@ -536,7 +536,8 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
             "the result it should have), use exactly that call, and assert the result the task says is right, not "
             "the one it gets now. When the task gives no exact result, assert what it does say (a property it states, "
             "such as a total or an order), not a value you worked out yourself. When the task asks for several "
-            "things, the test checks each of them. If the code reads a file, the test writes one first, under pytest's `tmp_path`. Do not fix anything yet.\n"
+            "things, the test checks each of them. If the code reads a file, the test writes one first, under "
+            "pytest's `tmp_path`. Do not fix anything yet.\n"
             f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
             f"from {module} import {name}\n\n\ndef test_the_problem():\n    <call {name} as the task says, and assert "
             "the right result>\n```")

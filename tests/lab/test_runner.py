@@ -120,8 +120,9 @@ def test_the_ceiling_answers_trials_with_a_reproduction_then_edit_blocks() -> No
 
     flags = TRIALS.split()[1:]
     fix = [str(r["content"]) for r in replies(task("fix-business-days"), flags)]
-    assert len(fix) == 2 and "```python tests/test_hidden_workdays.py\n" in fix[0]
+    assert len(fix) == 3 and "```python tests/test_hidden_workdays.py\n" in fix[0]
     assert "```python workdays.py\n" in fix[1] and "```bash" not in "".join(fix)
+    assert fix[2] == fix[0]  # the second test tomo asks for after a pass
     failing = [str(r["content"]) for r in replies(task("fix-lru-eviction"), flags)]  # its visible check fails
     assert len(failing) == 1 and failing[0].startswith("The fix:")
 

@@ -137,7 +137,7 @@ async def test_a_missing_feature_has_no_suspects(strict, cache):
                           "self._data[key]\n", 1)
     (cache / "cache.py").write_text(fixed)  # the project's own tests pass: the reproduction is the model's
     model = TemperedScript([block("python tests/test_repro.py", repro), block("python cache.py", WRONG_PUT)])
-    engine = engine_for(model, strict, cache, max_rounds=2)
+    engine = engine_for(model, strict, cache, max_rounds=3)
     sink = ListSink()
     await trial_turn(engine, [], task, sink)
     assert any("reproduction kept" in n.text for n in sink.of(Notice))

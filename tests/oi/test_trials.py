@@ -34,6 +34,7 @@ TASK = "double(2) returns 5, but twice 2 is 4. Please fix double."
 REPRO = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 WRONG = "def double(x):\n    return add(x, x) - 1\n"
 RIGHT = "def double(x):\n    return add(x, x)\n"
+SECOND = "from shapes import double\n\n\ndef test_double_three():\n    assert double(3) == 6\n"  # asked after a pass
 
 
 def block(label: str, code: str) -> dict[str, str]:
@@ -61,41 +62,68 @@ def commands(sink: ListSink) -> list[str]:
 
 async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(strict, shapes):
     model = TemperedScript([block("python tests/test_mine.py", REPRO), block("python shapes.py", WRONG),
-                            block("python shapes.py", RIGHT)])
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     messages = await trial_turn(engine, [], TASK, sink)
     summary = engine.last
     assert summary.outcome == "verified" and summary.verified and summary.ended_by == "model"
-    assert summary.rounds == 3 and summary.files_changed == ["shapes.py", "tests/test_tomo_repro.py"]
+    # the second test passed on the fix too: it is removed again, and the project's check ran after that
+    assert summary.rounds == 4 and summary.files_changed == ["shapes.py", "tests/test_tomo_repro.py"]
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # tomo's file, whatever the label said
     assert not (shapes / "tests" / "test_mine.py").exists()
     assert summary.gates["repro"].on is False and summary.evidence.satisfied  # --claim repro: a red came first
-    assert model.seen == [0.2, 0.2, 0.8]  # the repro and the first trial at the working temperature, then hotter
+    assert model.seen == [0.2, 0.2, 0.8, 0.8]  # the repro and the first trial at the working temperature, then hot
     # every request is fresh: the system prompt and one message; the second trial reads the first one's diff and
     # what it gave, marked as not working, and nothing of the repro request
-    assert [len(sent) for sent in model.sent] == [2, 2, 2]
+    assert [len(sent) for sent in model.sent] == [2, 2, 2, 2]
     second = model.sent[2][-1].content
     assert "An earlier fix did not work" in second and "+    return add(x, x) - 1" in second
     assert "assert 3 == 4" in second and "An earlier fix" not in model.sent[1][-1].content
     assert "assert double(2) == 4" in model.sent[1][-1].content and "assert 5 == 4" in model.sent[1][-1].content
     assert any("trial failed: shapes.py put back" in n.text for n in sink.of(Notice))
     ran = commands(sink)
-    assert ran.count(f"{PYTEST} tests/test_tomo_repro.py") == 3 and ran.count(PYTEST) == 1  # check only when green
-    assert messages[0].role == "user" and RIGHT.strip() in messages[1].content
+    assert ran.count(f"{PYTEST} tests/test_tomo_repro.py") == 3 and ran.count(PYTEST) == 2  # check only when green
+    assert ran.count(f"{PYTEST} tests/test_tomo_repro_2.py") == 1
+    assert "Write a different test of what the task asks" in model.sent[3][-1].content
+    assert any("a second test, asked afresh, passes on the fix too" in n.text for n in sink.of(Notice))
+    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
+    assert messages[0].role == "user" and SECOND.strip() in messages[1].content  # the session keeps the last exchange
+
+
+async def test_a_fix_that_only_the_model_s_own_weak_test_passes_is_caught_by_a_second_test(strict, shapes):
+    """Measured: Qwen 1.5B's reproduction asserted a footer for page 3 of 2, a trial "fixed" it by breaking
+    `has_previous`, the project's check passed, and tomo said verified. A second test, asked afresh after the pass,
+    must hold on the fix too."""
+    weak = "from shapes import double\n\n\ndef test_double():\n    assert double(2) != 5\n"
+    bogus = "def double(x):\n    return 0\n"
+    model = TemperedScript([block("python", weak), block("python shapes.py", bogus), block("python", SECOND),
+                            block("python shapes.py", RIGHT)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    summary = engine.last
+    assert any("a second test, asked afresh, fails on this fix: shapes.py put back" in n.text for n in sink.of(Notice))
+    assert summary.outcome == "verified" and summary.rounds == 4  # no third test: the second already judged it
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
+    assert (shapes / "tests" / "test_tomo_repro_2.py").read_text() == SECOND  # it stays: it judged the fix
+    last = model.sent[3][-1].content
+    assert "A fix must pass this second test too" in last and "double(3) == 6" in last and "return 0" in last
+    ran = commands(sink)
+    assert ran[-3:] == [f"{PYTEST} tests/test_tomo_repro.py", f"{PYTEST} tests/test_tomo_repro_2.py", PYTEST]
 
 
 async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduction(strict, shapes):
     passes = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
     broken = "def test_double():\n    assert triple(2) == 6\n"  # a name nothing defines: NameError
     model = TemperedScript([block("python", passes), block("python", broken), block("python", REPRO),
-                            block("python shapes.py", RIGHT)])
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)
-    assert engine.last.verified and engine.last.rounds == 4
-    assert model.seen == [0.2, 0.8, 0.8, 0.2]
+    assert engine.last.verified and engine.last.rounds == 5
+    assert model.seen == [0.2, 0.8, 0.8, 0.2, 0.8]
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "it passes" in rejected[0] and "`triple`, which nothing defines" in rejected[1]
@@ -110,25 +138,25 @@ async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reprodu
     placeholder = "from shapes import double\n\n\ndef test_double():\n    assert double(...) == expected\n"
     too_few = "from shapes import add\n\n\ndef test_add():\n    assert add(2) == 4\n"
     model = TemperedScript([block("python", placeholder), block("python", too_few), block("python", REPRO),
-                            block("python shapes.py", RIGHT)])
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "`expected`, which nothing defines" in rejected[0]
     assert "missing 1 required positional argument" in rejected[1]
-    assert engine.last.verified and engine.last.rounds == 4
+    assert engine.last.verified and engine.last.rounds == 5
     assert "<call double as the task says" in model.sent[0][-1].content
 
 
 async def test_a_name_the_test_never_imported_is_imported_from_where_the_project_says(strict, shapes):
     (shapes / "shapes.py").write_text("from fractions import Fraction\n\n\n" + SHAPES)
     lazy = "def test_double():\n    assert double(Fraction(1, 2)) == 1\n    assert double(2) == 4\n"
-    model = TemperedScript([block("python", lazy), block("python shapes.py", RIGHT)])
+    model = TemperedScript([block("python", lazy), block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)
-    assert engine.last.verified and engine.last.rounds == 2
+    assert engine.last.verified and engine.last.rounds == 3
     written = (shapes / "tests" / "test_tomo_repro.py").read_text()
     assert written == "from fractions import Fraction\nfrom shapes import double\n" + lazy
     assert any("tomo added the imports" in n.text and "from shapes import double" in n.text for n in sink.of(Notice))
@@ -159,8 +187,8 @@ async def test_a_test_that_raises_another_error_than_the_task_s_traceback_is_no_
     other = "from shapes import double\n\n\ndef test_double():\n    assert double(None) is None\n"
     same = 'from shapes import double\n\n\ndef test_double():\n    assert double("b") == "bb"\n'
     model = TemperedScript([block("python tests/t.py", other), block("python tests/t.py", same),
-                            block("python shapes.py", RIGHT)])
-    engine = engine_for(model, strict, shapes, max_rounds=3)
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes, max_rounds=4)
     sink = ListSink()
     await trial_turn(engine, [], task, sink)
     said = [n.text for n in sink.of(Notice)]
@@ -173,15 +201,16 @@ async def test_a_test_that_raises_another_error_than_the_task_s_traceback_is_no_
 async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(strict, shapes):
     made_up = "from shapes import double\n\n\ndef test_double():\n    assert double.cached(2) == 4\n"
     asked = "from shapes import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n"
+    zero = "from shapes import triple\n\n\ndef test_zero():\n    assert triple(0) == 0\n"
     model = TemperedScript([block("python", made_up), block("python", asked),
-                            block("python shapes.py", "def triple(x):\n    return x * 3\n")])
+                            block("python shapes.py", "def triple(x):\n    return x * 3\n"), block("python", zero)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], "Please add triple(x) to shapes.py: three times x.", sink)
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 1 and "has no attribute 'cached'" in rejected[0] and "names no `cached`" in rejected[0]
     # `triple` cannot be imported yet (pytest exit 2, at collection), and the task asks for it: that is the problem
-    assert engine.last.verified and engine.last.rounds == 3
+    assert engine.last.verified and engine.last.rounds == 4
     assert "def triple(x)" in (shapes / "shapes.py").read_text()
 
 
@@ -215,7 +244,7 @@ async def test_when_no_trial_passes_every_file_is_as_the_turn_found_it(strict, s
     # the failing test ran double and add: the third trial is the second round over them, so it asks for a line
     model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
                             {"content": "```\n7:     return x * 3\n```"}])
-    engine = engine_for(model, strict, shapes, max_rounds=4)
+    engine = engine_for(model, strict, shapes, max_rounds=5)  # one round stays for a second test, unused here
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)
     summary = engine.last
@@ -254,10 +283,10 @@ async def test_a_project_whose_check_already_fails_needs_no_written_reproduction
 async def test_a_trial_that_edits_the_reproduction_is_not_laid_in(strict, shapes):
     cheat = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 5\n"
     model = TemperedScript([block("python", REPRO), block("python tests/test_tomo_repro.py", cheat),
-                            block("python shapes.py", RIGHT)])
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     await trial_turn(engine, [], TASK, ListSink())
-    assert engine.last.verified and engine.last.rounds == 3
+    assert engine.last.verified and engine.last.rounds == 4
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
 
 
@@ -267,7 +296,7 @@ async def test_a_trial_may_change_another_test_with_the_code_unless_the_failing_
                                                      "    assert double(1) == 3\n")  # pins the bug
     repinned = "```python tests/test_pinned.py\ndef test_pinned():\n    assert double(1) == 2\n```\n"
     both = {"content": f"```python shapes.py\n{RIGHT}```\n\n{repinned}"}
-    model = TemperedScript([block("python", REPRO), both])
+    model = TemperedScript([block("python", REPRO), both, block("python", SECOND)])
     engine = engine_for(model, strict, shapes)
     await trial_turn(engine, [], TASK, ListSink())
     assert engine.last.verified and "double(1) == 2" in (shapes / "tests" / "test_pinned.py").read_text()

@@ -95,7 +95,8 @@ def _wants_red_first(flags: list[str]) -> bool:
 
 def trial_replies(task: Task) -> list[str]:
     """The replies to a trial turn's requests: a reproduction (a test the reference adds, else the hidden one;
-    none when the visible check already fails, as none is asked for), then every other changed file as edit blocks."""
+    none when the visible check already fails, as none is asked for), then every other changed file as edit blocks,
+    then the reproduction again as the second test tomo asks for after a fix passed."""
     files = reference_files(task)
     tests = {rel: text for rel, text in files.items() if is_test(rel) and not (task.repo / rel).exists()}
     tests = tests or hidden_tests(task)
@@ -106,6 +107,8 @@ def trial_replies(task: Task) -> list[str]:
         steps.append(f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```")
     fix = {rel: text for rel, text in files.items() if rel != shown}  # an existing test a feature changes, too
     steps.append("The fix:\n\n" + "\n\n".join(f"```python {rel}\n{text.rstrip()}\n```" for rel, text in fix.items()))
+    if shown:  # the second test tomo asks for after a pass, when the first was the model's own: the same one again
+        steps.append(steps[0])
     return steps
 
 

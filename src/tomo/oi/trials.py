@@ -17,6 +17,8 @@ fresh questions and lets the harness judge each answer:
    alone (:mod:`tomo.oi.line_fix`). The first trial whose check is green and ran the changed code ends the turn.
    Otherwise every file it changed is put back byte for byte and the next trial is sampled hotter. A trial that
    writes what an earlier one wrote is not run again.
+3. **Check twice.** After a trial passed a test the model wrote, a second test asked afresh must pass on the fix too;
+   if it fails, the fix is put back and both tests judge the next trials.
 
 Every run is a block the gates measure, as in a conversation turn, so "verified" means what it always means: the
 test failed before the fix, and a passing check executed the changed code. A turn whose trials all fail leaves the
@@ -34,7 +36,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,7 @@ class Repro:
     output: str
     path: str | None = None
     code: str = ""
+    guards: list[tuple[str, str]] = field(default_factory=list)  # (path, code) of second tests a fix must pass too
 
 
 class Trials:
@@ -120,6 +123,8 @@ class Trials:
         self.suspects: list[Definition] = []  # what the failing test ran, in the order trials focus on them
         self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
         self.same = False  # the last trial gave the code back as it was
+        # the project's tests, their imports, the task's calls, the example's subject and the example (read once)
+        self._known: tuple[list[ProjectTest], list[str], list[str], tuple[str, str] | None, str] | None = None
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -131,19 +136,21 @@ class Trials:
         if repro is None:
             self.emit(Notice("warning", "no reproduction: the trials are judged by the project's check alone, so "
                                         "tomo cannot say the problem was reproduced"))
-        while self.summary.rounds < self.engine.max_rounds:
+        while self.summary.rounds < self.engine.max_rounds - self._reserved(repro):
             if self.engine._end:
                 raise _Interrupted
-            if await self._trial(task, repro):
+            if await self._trial(task, repro) and await self._confirmed(task, repro):
                 self.summary.ended_by = "model"
                 return
         self.summary.ended_by = "rounds"
         self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
         if repro is not None and repro.path:  # no fix passed: the turn leaves the files as it found them
-            (self.engine.root / repro.path).unlink(missing_ok=True)
+            written = [repro.path, *(path for path, _code in repro.guards)]
+            for path in written:
+                (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
-            self.emit(Notice("info", f"no trial made the reproduction pass: {repro.path} removed, every file is as "
-                                     "the turn found it"))
+            self.emit(Notice("info", f"no trial made the reproduction pass: {', '.join(written)} removed, every file "
+                                     "is as the turn found it"))
 
     async def _reproduce(self, task: str, baseline: set[str] | None) -> Repro | None:
         check = self.engine.check
@@ -159,46 +166,18 @@ class Trials:
             self._localise(repro)
             return repro
         path = self._repro_path()
-        tests = read_tests(self.engine.root)
-        imports = _test_imports(tests)
-        called = self._called()
-        subject = self._subject(called)
-        example = example_calling(tests, subject[1]) if subject else ""
         for attempt in range(REPRO_TRIES):
-            if self.summary.rounds >= self.engine.max_rounds - 1:  # one round stays for a trial
+            if self.summary.rounds >= self.engine.max_rounds - 2:  # a trial, and the second test, need a round each
                 return None
-            reply = await self._ask(reproduce_request(task, path, imports[:8], called, self.rejected, subject,
-                                                      example), hot=attempt > 0)
-            code = _first_python(reply.message.content)
-            why = _not_a_test(code)
+            reply = await self._ask(self._test_request(task, path, self.rejected), hot=attempt > 0)
+            code, why = self._prepared(reply.message.content)
             if why:
                 self.emit(Notice("info", f"not a reproduction: {why}"))
                 self._said(f"[tomo: not a reproduction: {why}.]")
-                self.rejected = (code, f"It is not a reproduction: {why}.") if code.strip() else None
+                self.rejected = (code, f"It is not a reproduction: {why}. Write a better one.") if code.strip() \
+                    else None
                 continue
-            code, asked = with_pytest_fixtures(code)
-            if asked:
-                self.emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
-                                         "parameters: " + ", ".join(asked)))
-            fixtures = missing_fixtures(ast.parse(code), tests)
-            if fixtures:
-                code = "\n\n\n".join(fixtures) + "\n\n\n" + code
-                self.emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
-                                         + ", ".join(_defined_names(fixtures))))
-            code, added = self._with_imports(code, imports)
-            if added:
-                self.emit(Notice("info", "tomo added the imports the test used without writing them: "
-                                         + "; ".join(added)))
-            unknown = sorted(_unbound(ast.parse(code)))
-            if unknown or _has_ellipsis(code):
-                why = (f"it uses {', '.join(f'`{n}`' for n in unknown[:4])}, which nothing defines" if unknown else
-                       "it passes `...` where a value belongs")
-                self.emit(Notice("info", f"not a reproduction: {why}"))
-                self.rejected = (code, f"It is not a reproduction: {why}: write the real values.")
-                continue
-            (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-            command = f"{check} {shlex.quote(path)}"  # the project's own way to run pytest, on this one file
+            command = self._write_test(path, code)
             output = await self._watched(command)
             last = self.gates.checks[-1]
             why = _not_failing_by_the_problem(last.exit_code, output, self.user)
@@ -209,12 +188,99 @@ class Trials:
                 self._localise(repro)
                 return repro
             self.gates.set_aside(last)  # a test that failed by its own mistake showed nothing about the code
-            self.rejected = (code, _rejection(why, output))
+            self.rejected = (code, _rejection(why, output) + " Write a better one.")
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
             (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
         return None
+
+    @staticmethod
+    def _reserved(repro: Repro | None) -> int:
+        """Rounds kept back from the trials: one for the second test while the model's own test is the only judge."""
+        return 1 if repro is not None and repro.path and not repro.guards else 0
+
+    def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None) -> str:
+        if self._known is None:
+            tests = read_tests(self.engine.root)
+            called = self._called()
+            subject = self._subject(called)
+            self._known = (tests, _test_imports(tests), called, subject,
+                           example_calling(tests, subject[1]) if subject else "")
+        _tests, imports, called, subject, example = self._known
+        return reproduce_request(task, path, imports[:8], called, earlier, subject, example)
+
+    def _prepared(self, reply: str) -> tuple[str, str]:
+        """The test in ``reply`` after the repairs tomo can make from the project's own text (fixtures, imports), and
+        why it is no test to run ('' when it is one)."""
+        assert self._known is not None  # _test_request came first
+        tests, imports = self._known[0], self._known[1]
+        code = _first_python(reply)
+        why = _not_a_test(code)
+        if why:
+            return code, why
+        code, asked = with_pytest_fixtures(code)
+        if asked:
+            self.emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
+                                     "parameters: " + ", ".join(asked)))
+        fixtures = missing_fixtures(ast.parse(code), tests)
+        if fixtures:
+            code = "\n\n\n".join(fixtures) + "\n\n\n" + code
+            self.emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
+                                     + ", ".join(_defined_names(fixtures))))
+        code, added = self._with_imports(code, imports)
+        if added:
+            self.emit(Notice("info", "tomo added the imports the test used without writing them: " + "; ".join(added)))
+        unknown = sorted(_unbound(ast.parse(code)))
+        if unknown:
+            return code, (f"it uses {', '.join(f'`{n}`' for n in unknown[:4])}, which nothing defines: write the real "
+                          "values")
+        if _has_ellipsis(code):
+            return code, "it passes `...` where a value belongs: write the real values"
+        return code, ""
+
+    def _write_test(self, path: str, code: str) -> str:
+        """Writes the test to ``path``; the command that runs it alone (the project's own way to run pytest)."""
+        (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
+        assert self.engine.check is not None
+        return f"{self.engine.check} {shlex.quote(path)}"
+
+    async def _confirmed(self, task: str, repro: Repro | None) -> bool:
+        """After a trial passed: a second test, asked afresh and run on the fix, when the first was the model's own.
+        A model's test is a weak judge (the lab saw Qwen 1.5B's test assert a footer for page 3 of 2, and a trial
+        "fix" it by breaking `has_previous`, with the project's check green): a fix the second test fails is put
+        back, and both tests judge the next trials. A second test that is no test, or passes, leaves the verdict to
+        the first. False: the trial does not stand."""
+        if repro is None or not repro.path or repro.guards or self.summary.rounds >= self.engine.max_rounds:
+            return True
+        fix = [p for p in self.gates.files_changed() if not _protected(p, repro)]
+        path = self._repro_path()
+        again = (repro.code, "This test shows the problem. Write a different test of what the task asks (another "
+                             "call from the task, or another thing it says must hold), so a fix is checked twice.")
+        reply = await self._ask(self._test_request(task, path, again), hot=True)
+        code, why = self._prepared(reply.message.content)
+        if why:
+            self.emit(Notice("info", f"the second test is no test ({why}): the first one's verdict stands"))
+            return True
+        output = await self._command(self._write_test(path, code))
+        last = self.gates.checks[-1]
+        why = _not_failing_by_the_problem(last.exit_code, output, self.user)
+        if last.green or why:
+            self.gates.set_aside(last)
+            (self.engine.root / path).unlink(missing_ok=True)
+            self._record_restore()
+            await self._command(self.engine.check or "")  # the last check after the last change is the project's
+            said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
+            self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
+                                     "verdict stands"))
+            return True
+        self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
+                                    f"{path} judges the next trials with {repro.path}"))
+        self.failed = (self._diff(fix), _tail(output, FAILURE_CHARS))
+        self._put_back(fix)
+        repro.guards.append((path, code))
+        return False
 
     async def _trial(self, task: str, repro: Repro | None) -> bool:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
@@ -257,6 +323,7 @@ class Trials:
         check = self.engine.check
         assert check is not None  # trial_turn runs trials only with a pytest check
         commands = [repro.command] if repro is not None and repro.command != check else []
+        commands += [f"{check} {shlex.quote(path)}" for path, _code in (repro.guards if repro else [])]
         for command in [*commands, check]:
             reports.append(await self._command(command))
             if not self.gates.checks[-1].green:
@@ -530,7 +597,7 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
     if example:
         how += f"One of the project's tests calls `{name}` like this:\n```python\n{example}\n```\n"
     if earlier is not None:
-        how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]} Write a better one.\n"
+        how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]}\n"
     return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
             "of the problem described, and will pass once it is fixed. When the task gives an example (a call and "
             "the result it should have), use exactly that call, and assert the result the task says is right, not "
@@ -563,7 +630,7 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
     if repro is None:
         shown = ""
     else:
-        test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
+        test = _tests_shown(repro)
         shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
                  f"{_tail(repro.output, FAILURE_CHARS)}\n```")
     if focus is not None:
@@ -585,7 +652,7 @@ def line_request(task: str, repro: Repro | None, name: str, view: str, failed: t
     """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`)."""
     shown = ""
     if repro is not None:
-        test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
+        test = _tests_shown(repro)
         shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
                  f"{_tail(repro.output, FAILURE_CHARS)}\n```")
     if unchanged:
@@ -602,6 +669,16 @@ def line_request(task: str, repro: Repro | None, name: str, view: str, failed: t
 
 
 # ---- helpers ----------------------------------------------------------------------------------------------
+
+
+def _tests_shown(repro: Repro) -> str:
+    """The reproduction the model wrote, and any second test a fix must pass too, as the trials show them."""
+    if not repro.path:
+        return ""
+    shown = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n"
+    for path, code in repro.guards:
+        shown += f"A fix must pass this second test too:\n```python {path}\n{code.rstrip()}\n```\n"
+    return shown
 
 
 def _middle_number(view: str) -> int:

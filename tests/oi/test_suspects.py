@@ -16,10 +16,11 @@ from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, commands
 from tomo.events import ListSink, Notice
 from tomo.oi.context_pack import module_constants
-from tomo.oi.engine import Engine
+from tomo.oi.engine import Engine, TurnSummary
+from tomo.oi.gates import TurnGates
 from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.suspects import definitions, frames, suspects
-from tomo.oi.trials import trial_turn
+from tomo.oi.trials import Trials, trial_turn
 
 CACHE = '''\
 from collections import OrderedDict
@@ -202,3 +203,18 @@ def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path)
     assert corrected(tmp_path, definition, {1: "ADULT = 21"}) == ["ADULT = 21"]  # a constant goes on its own
     assert corrected(tmp_path, definition, {6: "return (age >="}) == []  # would not parse: nothing to lay in
     assert corrected(tmp_path, definition, {6: "return age > ADULT"}) == []  # the same line: no edit
+
+
+def test_a_name_the_task_calls_and_nothing_defines_is_a_feature_to_add(strict, cache: Path) -> None:
+    """A reproduction of a feature fails in the code around the gap (an event handler refusing an unknown event):
+    those are no suspects. A name the project imports (`date`) or a builtin type's method is no new name."""
+    (cache / "cache.py").write_text("from datetime import date\n" + CACHE)
+    gates = TurnGates(cache, exec_gate=True, repro=False)
+    gates.start()
+    engine = engine_for(TemperedScript([]), strict, cache)
+
+    def new(task: str) -> list[str]:
+        return Trials(engine, TurnSummary(), gates, ListSink().emit, task)._new_names()
+
+    assert new("Please add Cache.size() and Cache.peek(key): size() counts the entries.") == ["size", "peek"]
+    assert new("Cache.get(key) after date(2024, 1, 1) and name.strip() forgets the entry.") == []

@@ -81,6 +81,8 @@ _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|Inde
                              r"missing \d+ required (?:positional|keyword-only) argument")
 _MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
+"""Names a task can call without the project defining them: builtins and the methods of builtin types."""
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
 _RAISED = re.compile(r"^E\s+((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE)
 
@@ -397,7 +399,7 @@ class Trials:
     def _localise(self, repro: Repro) -> None:
         """The suspects of a reproduction that fails inside the code (:mod:`tomo.oi.suspects`). None for a missing
         feature (`has no attribute 'cancel'`): what ran then is the code around the gap, not the place to fill it."""
-        if _MISSING.search(repro.output):
+        if _MISSING.search(repro.output) or self._new_names():
             return
         tested = self._tested(repro) or self.engine._target()
         preferred = [tested] if tested else []
@@ -407,6 +409,19 @@ class Trials:
             self.emit(Notice("info", "the failing test ran " + ", ".join(f"`{d.name}` ({d.path})" for d in
                                                                           self.suspects) + ": the trials take them "
                                      "in turn"))
+
+    def _new_names(self) -> list[str]:
+        """The names the task calls (``Order.cancel()``) that the project does not define: a feature to add. What a
+        reproduction of it runs (`apply_event` refusing an unknown event) is not where the new code goes; the lab
+        saw trials spent rewriting `apply_event` and `Order.__init__` instead of adding `cancel`."""
+        words = [w for w in dict.fromkeys(m.group(1) for m in _CALL.finditer(self.user)) if w not in _BUILTINS]
+        if not words:
+            return []
+        homes = self.engine._homes(words)
+        root = self.engine.root
+        imported = {name for rel in self.gates.baseline.hashes if rel.endswith(".py")
+                    for line in _imports_of(root / rel) for name in _bindings(line)}  # `date` is no new name
+        return [w for w in words if not homes.get(w) and w not in imported]
 
     def _focus(self) -> tuple[Definition | None, bool]:
         """The suspect this trial shows in full, each in turn, and whether it asks for corrected lines

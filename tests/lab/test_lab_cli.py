@@ -44,6 +44,10 @@ def test_run_records_resumes_reports_and_writes_markdown(run_tomo, tmp_path: Pat
     text = page.read_text()
     assert text.startswith("# Benchmarks\n\nkept above\n") and text.count("<!-- lab:small -->") == 1
     assert "| reference | strict | 1/1 (100%) |" in text
+    only = run_tomo("lab", "report", "small", "--db", str(db), "--variant", "strict", "--json")
+    assert only.returncode == 0 and json.loads(only.stdout)["small"]["rows"][0]["variant"] == "strict"
+    wrong = run_tomo("lab", "report", "small", "--db", str(db), "--variant", "loose")
+    assert wrong.returncode == 2 and "no runs of variant 'loose'" in wrong.stderr and "are strict" in wrong.stderr
 
 
 def test_bad_variants_and_empty_databases_are_usage_errors(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

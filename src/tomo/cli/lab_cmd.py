@@ -7,6 +7,7 @@ again skips what is recorded, so an interrupted lab resumes. The report and the 
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -270,6 +271,8 @@ def report_command(
     suite: str = typer.Argument(None, metavar="[SUITE]", help="Only this suite's runs (default: every suite)."),
     db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
     runs: bool = typer.Option(False, "--runs", help="List every run (task, variant, verdict, claim) too."),
+    variants: list[str] = typer.Option(None, "--variant", metavar="NAME",
+                                       help="Only this variant's runs (repeat for several; default: every one)."),
     markdown: Path = typer.Option(None, "--markdown", metavar="FILE",
                                   help="Write the table into FILE (e.g. docs/benchmarks.md) between "
                                        "<!-- lab:SUITE --> markers, replacing the last report there."),
@@ -291,6 +294,13 @@ def report_command(
         where = f" for suite {suite!r}" if suite else ""
         raise ConfigError(f"no lab runs recorded{where} in {db or '.tomo/lab.sqlite'}",
                           hint="run some with `tomo lab run SUITE --model SPEC`")
+    if variants:
+        known = sorted({r.variant for r in records})
+        unknown = [v for v in variants if v not in known]
+        if unknown:
+            raise ConfigError(f"no runs of variant {', '.join(map(repr, unknown))} recorded",
+                              hint=f"the variants recorded are {', '.join(known)}")
+        records = [r for r in records if r.variant in variants]
     suites = sorted({r.suite for r in records})
     if as_json:
         payload = {s: rep.to_json([r for r in records if r.suite == s]) for s in suites}
@@ -320,8 +330,9 @@ def report_command(
                         for r in records])
     if markdown is not None:
         for name in suites:
+            only = "".join(f" --variant {shlex.quote(v)}" for v in variants or [])
             section = rep.markdown(name, [r for r in records if r.suite == name], machine=machine(),
-                                   command=f"tomo lab report {name} --markdown {markdown}")
+                                   command=f"tomo lab report {name}{only} --markdown {markdown}")
             _replace_section(markdown, name, section)
         rich_console(stderr=True).print(f"wrote the report into {markdown}", highlight=False)
     if plot is not None:

@@ -114,6 +114,23 @@ async def test_a_fix_that_only_the_model_s_own_weak_test_passes_is_caught_by_a_s
     assert ran[-3:] == [f"{PYTEST} tests/test_tomo_repro.py", f"{PYTEST} tests/test_tomo_repro_2.py", PYTEST]
 
 
+async def test_a_pass_that_never_ran_a_definition_the_task_names_is_not_verified(strict, shapes):
+    """Measured: for "add --delimiter ... and have main pass it to read_column", Qwen 1.5B's tests only parsed the
+    new option; a trial that added it to the parser passed both, and tomo said verified. What the task names must
+    have run in a passing test: the change stays, unverified, and says why."""
+    (shapes / "shapes.py").write_text(SHAPES + "\n\ndef quadruple(x):\n    return 4 * x\n")
+    task = "double(2) returns 5, but twice 2 is 4. Please fix double, and make quadruple use it."
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    summary = engine.last
+    assert summary.outcome == "unverified" and summary.ended_by == "model"
+    assert "the task names `quadruple` (shapes.py), which no passing test ran" in summary.reason
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the change is kept: only the claim is not
+    assert any("the turn stays unverified" in n.text for n in sink.of(Notice))
+
+
 async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduction(strict, shapes):
     passes = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
     broken = "def test_double():\n    assert triple(2) == 6\n"  # a name nothing defines: NameError

@@ -114,6 +114,7 @@ class TurnGates:
         self.first_fix: int | None = None  # the first check of the current fix (code outside tests changed)
         self.refusals = {"exec": 0, "repro": 0}
         self.watch_also: list[str] = []  # files whose executed lines the next blocks record too (trials' suspects)
+        self.doubts: list[str] = []  # what the harness found the evidence does not cover: no "verified" while any
         self._trace_root = root / STATE_DIR / "trace"
         self._hook_dir = root / STATE_DIR / "hook"
 
@@ -219,6 +220,8 @@ class TurnGates:
             return GateVerdict(True, False, "no file changed" if not changed else
                                f"only files that are not code changed ({_names(changed)}): there is nothing to run")
         ok, reason = self.exec_evidence()
+        if ok and self.doubts:
+            return GateVerdict(True, False, f"{reason}, but " + "; ".join(self.doubts))
         if ok and self.claim_repro:
             reproduced, why = self.repro_evidence()
             if not reproduced:

@@ -66,7 +66,7 @@ from tomo.oi.project_tests import (
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
-from tomo.oi.suspects import Definition, suspects
+from tomo.oi.suspects import Definition, definitions, suspects
 
 REPRO_TRIES = 3
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
@@ -125,6 +125,8 @@ class Trials:
         self.suspects: list[Definition] = []  # what the failing test ran, in the order trials focus on them
         self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
         self.same = False  # the last trial gave the code back as it was
+        self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
+        self.since = 0  # the first block of the current trial
         # the project's tests, their imports, the task's calls, the example's subject and the example (read once)
         self._known: tuple[list[ProjectTest], list[str], list[str], tuple[str, str] | None, str] | None = None
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
@@ -138,11 +140,20 @@ class Trials:
         if repro is None:
             self.emit(Notice("warning", "no reproduction: the trials are judged by the project's check alone, so "
                                         "tomo cannot say the problem was reproduced"))
+        if repro is not None and repro.path:  # the model's own test: what it runs is checked against the task
+            self.named = self._named()
+            self.gates.watch_also = sorted({path for path, _name in self.named})
         while self.summary.rounds < self.engine.max_rounds - self._reserved(repro):
             if self.engine._end:
                 raise _Interrupted
             if await self._trial(task, repro) and await self._confirmed(task, repro):
                 self.summary.ended_by = "model"
+                missing = self._uncovered(self.since)
+                if missing:
+                    doubt = (f"the task names {', '.join(missing)}, which no passing test ran, so the change is not "
+                             "shown to do what the task asks there")
+                    self.gates.doubts.append(doubt)
+                    self.emit(Notice("warning", f"{doubt}: the turn stays unverified"))
                 return
         self.summary.ended_by = "rounds"
         self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
@@ -305,6 +316,7 @@ class Trials:
                                                 unchanged=self.same), hot=bool(self.seen))
             text = reply.message.content
         blocks = self.engine._recognise(extract(text)).blocks
+        self.since = self.summary.blocks + 1
         edits = [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
         if not edits:
             self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
@@ -450,11 +462,40 @@ class Trials:
 
     async def _watched(self, command: str) -> str:
         """``command`` run with every project module watched, so its check records which of their lines ran."""
-        self.gates.watch_also = [p for p in self.gates.baseline.hashes if p.endswith(".py") and not is_test_path(p)]
+        before = self.gates.watch_also
+        self.gates.watch_also = self._modules()
         try:
             return await self._command(command)
         finally:
-            self.gates.watch_also = []
+            self.gates.watch_also = before
+
+    def _modules(self) -> list[str]:
+        return [p for p in self.gates.baseline.hashes if p.endswith(".py") and not is_test_path(p)]
+
+    def _named(self) -> list[tuple[str, str]]:
+        """(path, qualified name) of the project's functions and methods the task names by name (`read_column`,
+        `main`), in the files it names, else in every module: what a change the task asks for should run."""
+        words = set(_IDENTIFIER.findall(self.user))
+        modules = self._modules()
+        named = [p for p in modules if p in self.user or re.search(rf"(?<![\w/.]){re.escape(Path(p).name)}\b",
+                                                                   self.user)]
+        return [(path, d.name) for path in named or modules for d in definitions(self.engine.root, path)
+                if d.name.rsplit(".", 1)[-1] in words]
+
+    def _uncovered(self, since: int) -> list[str]:
+        """The named definitions (:meth:`_named`) no passing run since block ``since`` executed, as the files are
+        now (a fix moves lines)."""
+        ran: dict[str, set[int]] = {}
+        for check in self.gates.checks:
+            if check.number >= since and check.green:
+                for path, lines in check.lines.items():
+                    ran.setdefault(path, set()).update(lines)
+        missing: list[str] = []
+        for path, name in self.named:
+            now = next((d for d in definitions(self.engine.root, path) if d.name == name), None)
+            if now is not None and not now.body & ran.get(path, set()):
+                missing.append(f"`{name}` ({path})")
+        return missing
 
     def _is_class(self, path: str, name: str) -> bool:
         """Whether ``name`` in ``path`` is a class: the example then shows a method inside it (the lab saw a class

@@ -68,6 +68,8 @@ def test_reading_keeps_an_entry_fresh():
     cache.put("c", 3)
     assert cache.get("a") == 1
 '''
+FRESH = "from cache import Cache\n\n\ndef test_fresh():\n    cache = Cache(1)\n    cache.put('a', 1)\n" \
+    "    assert cache.get('a') == 1\n"  # the second test, asked after a pass
 TASK = "test_reading_keeps_an_entry_fresh fails: the cache throws away an entry we have just read. Fix the cache."
 WRONG_PUT = '''\
     def put(self, key, value):
@@ -100,7 +102,8 @@ def engine_for(model: TemperedScript, sandbox, root: Path, **kwargs) -> Engine:
 
 
 async def test_each_trial_shows_the_next_definition_the_failing_test_ran(strict, cache):
-    model = TemperedScript([block("python cache.py", WRONG_PUT), block("python cache.py", RIGHT_GET)])
+    model = TemperedScript([block("python cache.py", WRONG_PUT), block("python cache.py", RIGHT_GET),
+                            block("python", FRESH)])
     engine = engine_for(model, strict, cache)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)
@@ -110,7 +113,7 @@ async def test_each_trial_shows_the_next_definition_the_failing_test_ran(strict,
     said = [n.text for n in sink.of(Notice) if "the failing test ran" in n.text]
     assert said and "`Cache.get`" in said[0] and "`Cache.put`" in said[0]
     assert "clear" not in said[0] and "unused" not in said[0]  # never ran, so never a suspect
-    first, second = (sent[-1].content for sent in model.sent)
+    first, second = (sent[-1].content for sent in model.sent[:2])
     focus = "The failing test ran `{}`; the fix may well go here"
     # no context pack here and no frame in the project's code: the suspects come in the file's order
     assert focus.format("Cache.__init__") in first and focus.format("Cache.get") not in first
@@ -120,10 +123,11 @@ async def test_each_trial_shows_the_next_definition_the_failing_test_ran(strict,
 
 async def test_a_trial_that_gave_the_code_back_unchanged_is_told_so(strict, cache):
     unchanged = CACHE.split("    def get", 1)[0].split("class Cache:\n", 1)[1]  # __init__ exactly as it is
-    model = TemperedScript([block("python cache.py", unchanged), block("python cache.py", RIGHT_GET)])
+    model = TemperedScript([block("python cache.py", unchanged), block("python cache.py", RIGHT_GET),
+                            block("python", FRESH)])
     engine = engine_for(model, strict, cache)
     await trial_turn(engine, [], TASK, ListSink())
-    first, second = (sent[-1].content for sent in model.sent)
+    first, second = (sent[-1].content for sent in model.sent[:2])
     told = "The last answer gave the code back exactly as it is now"
     assert told not in first and told in second
     assert engine.last.outcome == "verified"
@@ -179,13 +183,14 @@ async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it
     (root / "tests" / "test_ages.py").write_text(TEST_AGES)
     rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"  # the whole definition, still wrong
     line = "The comparison must include 18:\n```\n6:     return age >= ADULT\n```\n"
-    model = TemperedScript([block("python ages.py", rewrite), {"content": line}])
+    nineteen = "from ages import is_adult\n\n\ndef test_nineteen():\n    assert is_adult(19)\n"
+    model = TemperedScript([block("python ages.py", rewrite), {"content": line}, block("python", nineteen)])
     engine = engine_for(model, strict, root)
     sink = ListSink()
     await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
     assert engine.last.outcome == "verified"
     assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")  # that line, nothing else
-    first, second = (sent[-1].content for sent in model.sent)
+    first, second = (sent[-1].content for sent in model.sent[:2])
     assert "with its line numbers" not in first
     assert "Here it is with its line numbers in the file:\n```\n1: ADULT = 18\n4: def is_adult(age):\n" in second
     assert "6:     return age > ADULT\n```" in second and "An earlier fix did not work" in second
@@ -218,3 +223,23 @@ def test_a_name_the_task_calls_and_nothing_defines_is_a_feature_to_add(strict, c
 
     assert new("Please add Cache.size() and Cache.peek(key): size() counts the entries.") == ["size", "peek"]
     assert new("Cache.get(key) after date(2024, 1, 1) and name.strip() forgets the entry.") == []
+
+
+async def test_a_fix_that_only_the_project_s_failing_test_passes_is_caught_by_a_second_test(strict, tmp_path):
+    """Measured on the held-out suite: a trial passed the project's one failing test (and the rest of its tests) with
+    a fix that is wrong for every other income, and tomo said verified. The second test is asked for then too."""
+    root = tmp_path / "ages"
+    (root / "tests").mkdir(parents=True)
+    (root / "ages.py").write_text(AGES)
+    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    overfit = "def is_adult(age):\n    return True\n"
+    child = "from ages import is_adult\n\n\ndef test_a_child_may_not_sign():\n    assert not is_adult(10)\n"
+    model = TemperedScript([block("python ages.py", overfit), block("python", child),
+                            {"content": "```\n6:     return age >= ADULT\n```"}])
+    engine = engine_for(model, strict, root)
+    sink = ListSink()
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
+    assert any("a second test, asked afresh, fails on this fix: ages.py put back" in n.text for n in sink.of(Notice))
+    assert engine.last.outcome == "verified" and engine.last.rounds == 3
+    assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
+    assert (root / "tests" / "test_tomo_repro.py").read_text() == child  # it judged the fix, so it stays

@@ -289,10 +289,11 @@ async def test_a_failed_trial_that_changed_a_file_that_is_not_code_says_it_staye
 async def test_a_project_whose_check_already_fails_needs_no_written_reproduction(strict, shapes):
     (shapes / "tests" / "test_double.py").write_text("from shapes import double\n\n\ndef test_double():\n"
                                                      "    assert double(3) == 6\n")
-    model = TemperedScript([block("python shapes.py", RIGHT)])
+    five = "from shapes import double\n\n\ndef test_five():\n    assert double(5) == 10\n"
+    model = TemperedScript([block("python shapes.py", RIGHT), block("python", five)])
     engine = engine_for(model, strict, shapes)
     await trial_turn(engine, [], "the test fails; fix double", ListSink())
-    assert engine.last.verified and engine.last.rounds == 1
+    assert engine.last.verified and engine.last.rounds == 2  # the fix, then a second test that passes on it
     assert "assert 7 == 6" in model.sent[0][-1].content  # the failing check is what the trial reads
     assert not (shapes / "tests" / "test_tomo_repro.py").exists()
 

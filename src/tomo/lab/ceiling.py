@@ -107,8 +107,9 @@ def trial_replies(task: Task) -> list[str]:
         steps.append(f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```")
     fix = {rel: text for rel, text in files.items() if rel != shown}  # an existing test a feature changes, too
     steps.append("The fix:\n\n" + "\n\n".join(f"```python {rel}\n{text.rstrip()}\n```" for rel, text in fix.items()))
-    if shown:  # the second test tomo asks for after a pass, when the first was the model's own: the same one again
-        steps.append(steps[0])
+    if tests:  # the second test tomo asks for after a pass: the reference's (or the hidden) test again
+        rel, text = next(iter(tests.items()))
+        steps.append(f"Another test of the task:\n\n```python {rel}\n{text.rstrip()}\n```")
     return steps
 
 

@@ -17,8 +17,8 @@ fresh questions and lets the harness judge each answer:
    alone (:mod:`tomo.oi.line_fix`). The first trial whose check is green and ran the changed code ends the turn.
    Otherwise every file it changed is put back byte for byte and the next trial is sampled hotter. A trial that
    writes what an earlier one wrote is not run again.
-3. **Check twice.** After a trial passed a test the model wrote, a second test asked afresh must pass on the fix too;
-   if it fails, the fix is put back and both tests judge the next trials.
+3. **Check twice.** After a trial passed, a second test asked afresh must pass on the fix too; if it fails, the fix
+   is put back and both tests judge the next trials.
 
 Every run is a block the gates measure, as in a conversation turn, so "verified" means what it always means: the
 test failed before the fix, and a passing check executed the changed code. A turn whose trials all fail leaves the
@@ -157,8 +157,8 @@ class Trials:
                 return
         self.summary.ended_by = "rounds"
         self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
-        if repro is not None and repro.path:  # no fix passed: the turn leaves the files as it found them
-            written = [repro.path, *(path for path, _code in repro.guards)]
+        written = [*([repro.path] if repro.path else []), *(path for path, _code in repro.guards)] if repro else []
+        if written:  # no fix passed: the turn leaves the files as it found them
             for path in written:
                 (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
@@ -211,7 +211,7 @@ class Trials:
     @staticmethod
     def _reserved(repro: Repro | None) -> int:
         """Rounds kept back from the trials: one for the second test while the model's own test is the only judge."""
-        return 1 if repro is not None and repro.path and not repro.guards else 0
+        return 1 if repro is not None and not repro.guards else 0
 
     def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None) -> str:
         if self._known is None:
@@ -260,17 +260,19 @@ class Trials:
         return f"{self.engine.check} {shlex.quote(path)}"
 
     async def _confirmed(self, task: str, repro: Repro | None) -> bool:
-        """After a trial passed: a second test, asked afresh and run on the fix, when the first was the model's own.
-        A model's test is a weak judge (the lab saw Qwen 1.5B's test assert a footer for page 3 of 2, and a trial
-        "fix" it by breaking `has_previous`, with the project's check green): a fix the second test fails is put
-        back, and both tests judge the next trials. A second test that is no test, or passes, leaves the verdict to
-        the first. False: the trial does not stand."""
-        if repro is None or not repro.path or repro.guards or self.summary.rounds >= self.engine.max_rounds:
+        """After a trial passed: a second test, asked afresh and run on the fix. A model's test is a weak judge (the
+        lab saw Qwen 1.5B's test assert a footer for page 3 of 2, and a trial "fix" it by breaking `has_previous`,
+        with the project's check green), and so is a project's one failing test (a trial passed `test_top_bracket`
+        with `min(income - lower, upper is None or ...)`, wrong above it): a fix the second test fails is put back,
+        and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first.
+        False: the trial does not stand."""
+        if repro is None or repro.guards or self.summary.rounds >= self.engine.max_rounds:
             return True
         fix = [p for p in self.gates.files_changed() if not _protected(p, repro)]
         path = self._repro_path()
         again = (repro.code, "This test shows the problem. Write a different test of what the task asks (another "
-                             "call from the task, or another thing it says must hold), so a fix is checked twice.")
+                             "call from the task, or another thing it says must hold), so a fix is checked twice."
+                 ) if repro.path else None
         reply = await self._ask(self._test_request(task, path, again), hot=True)
         code, why = self._prepared(reply.message.content)
         if why:
@@ -897,12 +899,12 @@ def _rejection(why: str, output: str) -> str:
 
 
 def _protected(path: str, repro: Repro | None) -> bool:
-    """A file no trial may change: the reproduction, or every test when the project's failing check is the
-    reproduction (the tests are then the specification). Other tests may change with the code: a feature can change
-    what an existing test asserts (the ceiling found one in the held-out suite)."""
+    """A file no trial may change: the reproduction and a second test, or every test when the project's failing
+    check is the reproduction (the tests are then the specification). Other tests may change with the code: a
+    feature can change what an existing test asserts (the ceiling found one in the held-out suite)."""
     if repro is None or repro.path is None:
         return is_test_path(path)
-    return path == repro.path
+    return path == repro.path or any(path == guard for guard, _code in repro.guards)
 
 
 def _fingerprint(root: Path, paths: Sequence[str]) -> str:

@@ -209,8 +209,8 @@ async def test_a_test_that_raises_another_error_than_the_task_s_traceback_is_no_
     sink = ListSink()
     await trial_turn(engine, [], task, sink)
     said = [n.text for n in sink.of(Notice)]
-    assert any("ends in `TypeError: can only concatenate str (not \"int\") to str`, and the test never raised it"
-               in t for t in said)
+    assert any("ends in `TypeError: can only concatenate str (not \"int\") to str`, and the test raised `TypeError: "
+               "unsupported operand" in t for t in said)
     assert any("reproduction kept" in t for t in said)  # the same error with another value is the same crash
     assert "double(None)" in model.sent[1][-1].content  # the rejected test is shown to the next request
 

@@ -243,3 +243,4 @@ async def test_a_fix_that_only_the_project_s_failing_test_passes_is_caught_by_a_
     assert engine.last.outcome == "verified" and engine.last.rounds == 3
     assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
     assert (root / "tests" / "test_tomo_repro.py").read_text() == child  # it judged the fix, so it stays
+    assert "A fix must pass this second test too" in model.sent[2][-1].content  # and the next request shows it

@@ -37,8 +37,9 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tomo.errors import ModelError
 from tomo.events import (
@@ -96,6 +97,14 @@ def runs_pytest(check: str | None) -> bool:
     return bool(check) and re.search(r"(^|\s|/)(pytest|py\.test)(\s|$)", check or "") is not None
 
 
+class _TestContext(NamedTuple):
+    tests: list[ProjectTest]  # the project's tests, read with ast
+    imports: list[str]  # how they import the code
+    called: list[str]  # the project's functions the task calls
+    subject: tuple[str, str] | None  # (module, name) the example imports and calls
+    example: str  # the project's shortest test that calls it
+
+
 @dataclass(slots=True)
 class Repro:
     """What judges the trials: a command that failed at the start (``path``: the test tomo wrote, or None when the
@@ -127,8 +136,6 @@ class Trials:
         self.same = False  # the last trial gave the code back as it was
         self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
         self.since = 0  # the first block of the current trial
-        # the project's tests, their imports, the task's calls, the example's subject and the example (read once)
-        self._known: tuple[list[ProjectTest], list[str], list[str], tuple[str, str] | None, str] | None = None
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -165,9 +172,14 @@ class Trials:
             self.emit(Notice("info", f"no trial made the reproduction pass: {', '.join(written)} removed, every file "
                                      "is as the turn found it"))
 
+    @property
+    def _check(self) -> str:
+        """The project's check: :func:`trial_turn` runs trials only with a pytest one."""
+        assert self.engine.check is not None
+        return self.engine.check
+
     async def _reproduce(self, task: str, baseline: set[str] | None) -> Repro | None:
-        check = self.engine.check
-        assert check is not None
+        check = self._check
         if baseline:  # the project already ships a failing test: that is the reproduction
             command = f"{check} {' '.join(shlex.quote(t) for t in sorted(baseline))}"  # those tests alone
             output = await self._watched(command)
@@ -210,24 +222,26 @@ class Trials:
 
     @staticmethod
     def _reserved(repro: Repro | None) -> int:
-        """Rounds kept back from the trials: one for the second test while the model's own test is the only judge."""
+        """Rounds kept back from the trials: one for the second test, until a second test judges them too."""
         return 1 if repro is not None and not repro.guards else 0
 
+    @cached_property
+    def _project(self) -> _TestContext:
+        """What a test request shows and a test's repairs use, read from the project once per turn."""
+        tests = read_tests(self.engine.root)
+        called = self._called()
+        subject = self._subject(called)
+        return _TestContext(tests, _test_imports(tests), called, subject,
+                            example_calling(tests, subject[1]) if subject else "")
+
     def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None) -> str:
-        if self._known is None:
-            tests = read_tests(self.engine.root)
-            called = self._called()
-            subject = self._subject(called)
-            self._known = (tests, _test_imports(tests), called, subject,
-                           example_calling(tests, subject[1]) if subject else "")
-        _tests, imports, called, subject, example = self._known
-        return reproduce_request(task, path, imports[:8], called, earlier, subject, example)
+        known = self._project
+        return reproduce_request(task, path, known.imports[:8], known.called, earlier, known.subject, known.example)
 
     def _prepared(self, reply: str) -> tuple[str, str]:
         """The test in ``reply`` after the repairs tomo can make from the project's own text (fixtures, imports), and
         why it is no test to run ('' when it is one)."""
-        assert self._known is not None  # _test_request came first
-        tests, imports = self._known[0], self._known[1]
+        tests, imports = self._project.tests, self._project.imports
         code = _first_python(reply)
         why = _not_a_test(code)
         if why:
@@ -256,8 +270,7 @@ class Trials:
         """Writes the test to ``path``; the command that runs it alone (the project's own way to run pytest)."""
         (self.engine.root / path).parent.mkdir(parents=True, exist_ok=True)
         (self.engine.root / path).write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-        assert self.engine.check is not None
-        return f"{self.engine.check} {shlex.quote(path)}"
+        return f"{self._check} {shlex.quote(path)}"
 
     async def _confirmed(self, task: str, repro: Repro | None) -> bool:
         """After a trial passed: a second test, asked afresh and run on the fix. A model's test is a weak judge (the
@@ -285,7 +298,7 @@ class Trials:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
-            await self._command(self.engine.check or "")  # the last check after the last change is the project's
+            await self._command(self._check)  # the last check after the last change is the project's
             said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))
@@ -336,8 +349,7 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        check = self.engine.check
-        assert check is not None  # trial_turn runs trials only with a pytest check
+        check = self._check
         commands = [repro.command] if repro is not None and repro.command != check else []
         commands += [f"{check} {shlex.quote(path)}" for path, _code in (repro.guards if repro else [])]
         for command in [*commands, check]:
@@ -685,21 +697,14 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
                  "the corrected method>\n```\n(the methods you leave out stay as they are)")
     else:
         where = f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
-    if repro is None:
-        shown = ""
-    else:
-        test = _tests_shown(repro)
-        shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
-                 f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    shown = _reproduced(repro)
     if focus is not None:
         shown += (f"\n\nThe failing test ran `{focus[1]}`; the fix may well go here (or in a name it uses):\n"
                   f"```python {focus[0]}\n{focus[2].rstrip()}\n```")
     if unchanged:
         shown += ("\n\nThe last answer gave the code back exactly as it is now, and that code fails the test: "
                   "change the line that makes it fail.")
-    if failed is not None:
-        shown += (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
-                  f"{failed[1]}\n```\nWrite a different fix.")
+    shown += _earlier_fix(failed)
     return (f"{task}{shown}\n\nFix the code so that the test passes. Reply with the complete corrected definition "
             "(every line of the function or class that must change; change only what the problem needs), in a "
             f"block labeled with its file, for example\n{where}\nDo not change the tests.")
@@ -708,16 +713,10 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
 def line_request(task: str, repro: Repro | None, name: str, view: str, failed: tuple[str, str] | None = None, *,
                  unchanged: bool = False) -> str:
     """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`)."""
-    shown = ""
-    if repro is not None:
-        test = _tests_shown(repro)
-        shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
-                 f"{_tail(repro.output, FAILURE_CHARS)}\n```")
+    shown = _reproduced(repro)
     if unchanged:
         shown += "\n\nThe last answer changed nothing, and the code as it is fails the test."
-    if failed is not None:
-        shown += (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
-                  f"{failed[1]}\n```\nWrite a different fix.")
+    shown += _earlier_fix(failed)
     return (f"{task}{shown}\n\nThe failing test ran `{name}`. Here it is with its line numbers in the file:\n```\n"
             f"{view}\n```\nA bug like this is most often one wrong line: a comparison, an off-by-one, a wrong "
             "operator or value. Find it and reply with the corrected line, written as its number, a colon and the "
@@ -729,14 +728,25 @@ def line_request(task: str, repro: Repro | None, name: str, view: str, failed: t
 # ---- helpers ----------------------------------------------------------------------------------------------
 
 
-def _tests_shown(repro: Repro) -> str:
-    """The reproduction the model wrote, and any second test a fix must pass too, as the trials show them."""
-    if not repro.path:
+def _reproduced(repro: Repro | None) -> str:
+    """What a trial request shows of the reproduction: the test the model wrote (none when the project's failing
+    tests are the reproduction), its failing output, and any second test a fix must pass too."""
+    if repro is None:
         return ""
-    shown = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n"
+    test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
+    shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
+             f"{_tail(repro.output, FAILURE_CHARS)}\n```")
     for path, code in repro.guards:
-        shown += f"A fix must pass this second test too:\n```python {path}\n{code.rstrip()}\n```\n"
+        shown += f"\nA fix must pass this second test too:\n```python {path}\n{code.rstrip()}\n```"
     return shown
+
+
+def _earlier_fix(failed: tuple[str, str] | None) -> str:
+    """The last failed trial's diff and what it gave, for the next request."""
+    if failed is None:
+        return ""
+    return (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
+            f"{failed[1]}\n```\nWrite a different fix.")
 
 
 def _middle_number(view: str) -> int:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests, with_pytest_fixtures
+import pytest
+
+from tomo.oi.project_tests import as_stated, example_calling, missing_fixtures, read_tests, with_pytest_fixtures
 
 TESTS = '''\
 import pytest
@@ -84,3 +86,34 @@ def test_a_pytest_fixture_used_without_asking_for_it_becomes_a_parameter() -> No
     assert with_pytest_fixtures("def test_ok(tmp_path):\n    assert tmp_path\n") == (
         "def test_ok(tmp_path):\n    assert tmp_path\n", [])
     assert with_pytest_fixtures("def test_(:\n") == ("def test_(:\n", [])  # not Python: left as it is
+
+
+def test_a_fixture_called_like_a_file_maker_is_joined_instead() -> None:
+    code = 'def test_load():\n    d = pytest.helpers.tmp_path("défaults.ini")\n    d.write_text("x")\n'
+    fixed, added = with_pytest_fixtures(code)
+    assert fixed == 'def test_load(tmp_path):\n    d = (tmp_path / "défaults.ini")\n    d.write_text("x")\n'
+    assert added == ["tmp_path"]
+
+
+TASK = "It shows 37.0 °C for 100 °F; it should be 37.8 °C, and 0 °F about -17.78. 0 °C is 273.15 K, 0.5 is fine"
+
+
+@pytest.mark.parametrize(("line", "becomes"), [
+    ("assert c(100) == pytest.approx(37.8)", "assert c(100) == pytest.approx(37.8, abs=0.05)"),
+    ("assert c(0) == approx(-17.78)", "assert c(0) == approx(-17.78, abs=0.005)"),
+    ("assert -17.78 == c(0)", "assert pytest.approx(-17.78, abs=0.005) == c(0)"),
+    ("assert k(0) == 273.15", "assert k(0) == pytest.approx(273.15, abs=0.005)"),
+    # what the task does not state, or states with fewer than three digits, or the test already bounds, stays
+    ("assert c(212) == 100.0", None),
+    ("assert half() == 0.5", None),
+    ("assert c(100) == pytest.approx(37.8, rel=1e-3)", None),
+    ("assert c(100) == 37.81", None),
+    ("assert c(100) != 37.8", None),
+    ("assert 'é' and c(100) == 37", None),
+])
+def test_a_float_the_task_states_is_compared_as_precisely_as_it_is_stated(line: str, becomes: str | None) -> None:
+    code = f"def test_c():\n    {line}\n"
+    fixed, widened = as_stated(code, TASK)
+    assert fixed == (f"def test_c():\n    {becomes}\n" if becomes else code)
+    assert bool(widened) == bool(becomes)
+    assert as_stated("def test_(:\n", TASK) == ("def test_(:\n", [])

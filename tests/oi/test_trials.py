@@ -179,6 +179,28 @@ async def test_a_name_the_test_never_imported_is_imported_from_where_the_project
     assert any("tomo added the imports" in n.text and "from shapes import double" in n.text for n in sink.of(Notice))
 
 
+async def test_a_number_the_task_states_is_compared_to_the_precision_it_states_it_in(strict, shapes):
+    """Measured: for "it should be 37.8 °C" Qwen 1.5B asserted `pytest.approx(37.8)`, which the right answer
+    (37.77...) fails, so no trial could pass."""
+    (shapes / "shapes.py").write_text(SHAPES + "\n\ndef to_celsius(f):\n    return (f - 32) * 5 // 9\n")
+    task = "to_celsius(100) gives 37.0 but it should be 37.8 (and to_celsius(0) about -17.78). Please fix it."
+    rounded = "from shapes import to_celsius\n\n\ndef test_c():\n    assert to_celsius(100) == pytest.approx(37.8)\n" \
+              "    assert to_celsius(0) == -17.78\n"
+    right = "```\n11:     return (f - 32) * 5 / 9\n```\n"  # the second trial asks for the wrong line alone
+    wrong = "def to_celsius(f):\n    return round((f - 32) * 5 / 9)\n"
+    second = "from shapes import to_celsius\n\n\ndef test_freezing():\n    assert to_celsius(32) == 0\n"
+    model = TemperedScript([block("python", rounded), block("python shapes.py", wrong),
+                            {"content": right}, block("python", second)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    assert engine.last.outcome == "verified" and "* 5 / 9" in (shapes / "shapes.py").read_text()
+    written = (shapes / "tests" / "test_tomo_repro.py").read_text()
+    assert "pytest.approx(37.8, abs=0.05)" in written and "== pytest.approx(-17.78, abs=0.005)" in written
+    assert written.startswith("import pytest\n")
+    assert any("to the precision it states them in: 37.8, -17.78" in n.text for n in sink.of(Notice))
+
+
 async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):
     # the test imports shapes (so it runs the file the fix changes) and then fails by its own mistake
     (shapes / "tests" / "test_kind.py").write_text("from shapes import double\n\n\ndef test_kind():\n"

@@ -61,6 +61,7 @@ from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
+    as_stated,
     example_calling,
     missing_fixtures,
     read_tests,
@@ -250,6 +251,10 @@ class Trials:
         if asked:
             self.emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
                                      "parameters: " + ", ".join(asked)))
+        code, widened = as_stated(code, self.user)
+        if widened:
+            self.emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in: "
+                                     + ", ".join(dict.fromkeys(widened))))
         fixtures = missing_fixtures(ast.parse(code), tests)
         if fixtures:
             code = "\n\n\n".join(fixtures) + "\n\n\n" + code
@@ -549,7 +554,8 @@ class Trials:
     def _with_imports(self, code: str, test_imports: Sequence[str]) -> tuple[str, list[str]]:
         """``code`` with an import for each name it uses and never binds, when the project says where it comes from:
         an import in its tests or in the module under test, or the project file that defines it. Measured: Qwen
-        1.5B's reproductions failed on `NameError: name 'Path' is not defined` more often than on anything else."""
+        1.5B's reproductions failed on `NameError: name 'Path' is not defined` more often than on anything else.
+        ``pytest`` is always known."""
         tree = ast.parse(code)
         missing = _unbound(tree)
         if not missing:
@@ -566,6 +572,7 @@ class Trials:
                      *(line for path in sources for line in _imports_of(path))]:
             for name, statement in _bindings(line).items():
                 known.setdefault(name, statement)
+        known.setdefault("pytest", "import pytest")  # trials run pytest, so it is there even if no test imports it
         known.update(defined)
         added = [known[n] for n in sorted(missing) if n in known]
         return ("\n".join(dict.fromkeys(added)) + "\n" + code if added else code), list(dict.fromkeys(added))

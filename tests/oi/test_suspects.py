@@ -131,6 +131,24 @@ async def test_a_trial_that_gave_the_code_back_unchanged_is_told_so(strict, cach
     told = "The last answer gave the code back exactly as it is now"
     assert told not in first and told in second
     assert engine.last.outcome == "verified"
+    assert model.seen == [0.2, 1.0, 0.8]  # the trial after it is sampled hotter than a retry; the second test, hot
+
+
+async def test_each_trial_in_a_row_that_tries_nothing_new_is_sampled_hotter_up_to_a_cap(strict, cache):
+    unchanged = CACHE.split("    def get", 1)[0].split("class Cache:\n", 1)[1]
+    prose = {"content": "The cache looks right to me."}
+    emptied = WRONG_PUT.replace("popitem(last=False)", "clear()")
+    model = TemperedScript([block("python cache.py", unchanged), prose, block("python cache.py", unchanged), prose,
+                            block("python cache.py", WRONG_PUT), block("python cache.py", emptied)])
+    engine = engine_for(model, strict, cache, max_rounds=7)  # six trials and the round kept for a second test
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    assert engine.last.outcome != "verified"
+    # the last request asked for numbered lines; the whole method it got instead was tried all the same
+    assert "with its line numbers" in model.sent[5][-1].content
+    assert len([n for n in sink.of(Notice) if n.text.startswith("trial failed")]) == 2
+    # unchanged, no edit, unchanged, no edit: 1.0, 1.2, then the cap; a trial that tried a fix cools to a retry
+    assert model.seen == [0.2, 1.0, 1.2, 1.2, 1.2, 0.8]
 
 
 async def test_a_missing_feature_has_no_suspects(strict, cache):

@@ -71,6 +71,10 @@ from tomo.oi.prompts import system_prompt
 from tomo.oi.suspects import Definition, definitions, suspects
 
 REPRO_TRIES = 3
+HEAT_STEP = 0.2
+"""How much hotter each trial in a row that tried nothing new is sampled than the retry temperature."""
+MAX_HEAT = 1.2
+"""The hottest a trial is sampled: hotter, a 1.5B model's code stops parsing more often than it changes."""
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
 FAILURE_CHARS = 1500
 """How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
@@ -135,6 +139,7 @@ class Trials:
         self.suspects: list[Definition] = []  # what the failing test ran, in the order trials focus on them
         self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
         self.same = False  # the last trial gave the code back as it was
+        self.stale = 0  # trials in a row that tried nothing new (no edit, the code unchanged, or an earlier fix)
         self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
         self.since = 0  # the first block of the current trial
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
@@ -323,17 +328,18 @@ class Trials:
         if focus is not None and by_line:
             view, allowed = numbered_view(self.engine.root, focus, self._constants(focus))
             reply = await self._ask(line_request(task, repro, focus.name, view, self.failed, unchanged=self.same),
-                                    hot=bool(self.seen))
+                                    hot=bool(self.seen), heat=self._heat())
             changes = numbered_lines(reply.message.content, allowed)
             text = "".join(f"```python {focus.path}\n{code}\n```\n"
-                           for code in corrected(self.engine.root, focus, changes))
+                           for code in corrected(self.engine.root, focus, changes)
+                           ) if changes else reply.message.content  # no numbered line: an edit block, if any
         else:
             shown: tuple[str, str, str] | None = None
             if focus is not None:
                 target, is_class = (focus.path, focus.name.rsplit(".", 1)[-1]), False
                 shown = (focus.path, focus.name, self._with_constants(focus))
             reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class, focus=shown,
-                                                unchanged=self.same), hot=bool(self.seen))
+                                                unchanged=self.same), hot=bool(self.seen), heat=self._heat())
             text = reply.message.content
         blocks = self.engine._recognise(extract(text)).blocks
         self.since = self.summary.blocks + 1
@@ -341,11 +347,13 @@ class Trials:
         if not edits:
             self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
             self.seen.add("")
+            self.stale += 1
             return False
         reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
         changed = [p for p in self.gates.files_changed() if not _protected(p, repro)]
         key = _fingerprint(self.engine.root, changed)
         self.same = not changed
+        self.stale = self.stale + 1 if not changed or key in self.seen else 0
         if not changed or key in self.seen:
             self.emit(Notice("info", "this trial changed nothing new (no file, or what an earlier trial wrote): not "
                                      "run again"))
@@ -372,13 +380,23 @@ class Trials:
 
     # ---- the model --------------------------------------------------------------------------------------------
 
-    async def _ask(self, text: str, *, hot: bool) -> Reply:
-        """One fresh request (the system prompt and ``text`` alone), counted as a round."""
+    def _heat(self) -> float | None:
+        """The temperature of a trial after trials in a row that tried nothing new: the retry temperature, hotter by
+        ``HEAT_STEP`` for each, at most ``MAX_HEAT`` (Qwen 1.5B gave one function back unchanged five times in a
+        row at 0.8); None (the usual temperature) when the last trial tried something."""
+        base = self.engine.retry_temperature
+        if base is None or not self.stale:
+            return None
+        return min(MAX_HEAT, round(base + HEAT_STEP * self.stale, 2))
+
+    async def _ask(self, text: str, *, hot: bool, heat: float | None = None) -> Reply:
+        """One fresh request (the system prompt and ``text`` alone), counted as a round; sampled at ``heat`` when
+        given, else at the retry temperature when ``hot``."""
         engine, summary = self.engine, self.summary
         self.emit(ModelThinking(AGENT, engine.model.name, summary.rounds + 1))
         self.messages = [Message.user(text)]
         started = time.perf_counter()
-        with at_temperature(engine.model, engine.retry_temperature if hot else None):
+        with at_temperature(engine.model, heat if heat is not None else engine.retry_temperature if hot else None):
             reply, interrupted = await engine._guarded(
                 engine._ask_once([Message.system(self.system), *self.messages], self.emit))
         if interrupted or reply is None:

@@ -224,4 +224,5 @@ def test_short_definitions_are_shown_whole_with_the_constants_they_use(tmp_path:
     assert "signature)" in pack.text  # the long ones past three are still signatures
     tail = pack.text[pack.text.index("Module-level names the code above uses"):]
     assert "SATURDAY = 5  # Monday is 0" in tail
-    assert "TABLE" not in tail and "WEEKEND" not in tail and "unused" not in tail  # many lines; not used
+    assert 'TABLE = {\n    "a": 1,\n}\n' in tail  # a constant over a few lines is shown whole
+    assert "WEEKEND" not in tail and "unused" not in tail  # not used

@@ -15,7 +15,7 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, commands
 from tomo.events import ListSink, Notice
-from tomo.oi.context_pack import module_constants
+from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import Engine, TurnSummary
 from tomo.oi.gates import TurnGates
 from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
@@ -217,15 +217,64 @@ async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it
 def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path) -> None:
     (tmp_path / "ages.py").write_text(AGES)
     (definition,) = definitions(tmp_path, "ages.py")
-    view, allowed = numbered_view(tmp_path, definition, ["ADULT = 18"])
+    view, allowed = numbered_view(tmp_path, definition, [(1, 1)])
     assert view.splitlines()[0] == "1: ADULT = 18" and allowed == {1, 4, 5, 6}  # blank lines are not offered
     reply = "Line 6: return age >= ADULT\n2: import os\n6: return 0\n"
     assert numbered_lines(reply, allowed) == {6: "return age >= ADULT"}  # line 2 was not shown; the first 6 wins
     assert corrected(tmp_path, definition, {6: "return age >= ADULT"}) == [
         'def is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age >= ADULT']
-    assert corrected(tmp_path, definition, {1: "ADULT = 21"}) == ["ADULT = 21"]  # a constant goes on its own
+    assert corrected(tmp_path, definition, {1: "ADULT = 21"}, [(1, 1)]) == ["ADULT = 21"]  # a constant on its own
     assert corrected(tmp_path, definition, {6: "return (age >="}) == []  # would not parse: nothing to lay in
     assert corrected(tmp_path, definition, {6: "return age > ADULT"}) == []  # the same line: no edit
+
+
+ROMAN = '''\
+_TABLE = [
+    (10, "X"), (5, "V"),
+    (9, "IX"), (4, "IV"), (1, "I"),
+]
+
+
+def to_roman(number):
+    out = []
+    for value, numeral in _TABLE:
+        while number >= value:
+            out.append(numeral)
+            number -= value
+    return "".join(out)
+'''
+TEST_ROMAN = "from roman import to_roman\n\n\ndef test_nine():\n    assert to_roman(9) == 'IX'\n"
+
+
+async def test_a_table_the_suspect_uses_is_shown_whole_and_a_line_of_it_can_be_corrected(strict, tmp_path):
+    """The lab's roman numeral bug is the order of a table over three lines; one-line constants alone hid it."""
+    root = tmp_path / "roman"
+    (root / "tests").mkdir(parents=True)
+    (root / "roman.py").write_text(ROMAN)
+    (root / "tests" / "test_roman.py").write_text(TEST_ROMAN)
+    wrong = "def to_roman(number):\n    return 'V' + 'IV' * (number == 9)\n"  # the first trial fails
+    line = '```\n3:     (5, "V"), (4, "IV"), (1, "I"),\n2:     (10, "X"), (9, "IX"),\n```\n'
+    nineteen = "from roman import to_roman\n\n\ndef test_nineteen():\n    assert to_roman(19) == 'XIX'\n"
+    model = TemperedScript([block("python roman.py", wrong), {"content": line},
+                            block("python", nineteen)])
+    engine = engine_for(model, strict, root)
+    await trial_turn(engine, [], "to_roman(9) returns 'VIV' instead of 'IX'. Fix it.", ListSink())
+    assert engine.last.outcome == "verified"
+    swapped = '(10, "X"), (9, "IX"),\n    (5, "V"), (4, "IV"), (1, "I"),'
+    assert (root / "roman.py").read_text() == ROMAN.replace('(10, "X"), (5, "V"),\n    (9, "IX"), (4, "IV"), (1, "I"),',
+                                                            swapped)
+    first, second = (sent[-1].content for sent in model.sent[:2])
+    assert '_TABLE = [\n    (10, "X"), (5, "V"),\n    (9, "IX"), (4, "IV"), (1, "I"),\n]\n\n\ndef to_roman' in first
+    assert ' 1: _TABLE = [\n 2:     (10, "X"), (5, "V"),\n 3:     (9, "IX"), (4, "IV"), (1, "I"),\n 4: ]\n 7: def' \
+        in second
+
+
+def test_a_constant_is_shown_whole_only_when_its_brackets_close_within_a_few_lines() -> None:
+    lines = ROMAN.splitlines()
+    assert constant_spans(lines, ["for value, numeral in _TABLE:"]) == [(1, 4)]
+    assert module_constants(lines, ["_TABLE"]) == lines[:4]
+    long = ["_BIG = ["] + ["    1,"] * 20 + ["]"]
+    assert constant_spans(long, ["_BIG"]) == []  # too long to show: the function alone
 
 
 def test_a_name_the_task_calls_and_nothing_defines_is_a_feature_to_add(strict, cache: Path) -> None:

@@ -34,6 +34,8 @@ from tomo.prism.indexer import Progress
 
 DEFAULT_BUDGET = 3000
 SHORT_BODY = 6  # lines: a definition this short is shown whole, past the three full bodies
+CONSTANT_LINES = 12
+"""The longest module constant shown with the code that uses it, in lines."""
 _CONSTANT = re.compile(r"^(_*[A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=(?!=)\s*\S")
 LSP_TIMEOUT = 15.0  # seconds for the language server in all: start, initialize, every query
 _TEST_NAMES = ("conftest.py", "tests.py")
@@ -728,16 +730,34 @@ def render(root: Path, pack: Pack, idx: _Index, budget_tokens: int) -> str:
 
 
 def module_constants(file_lines: list[str], body: list[str]) -> list[str]:
-    """The file's one-line top-level constant assignments (``SATURDAY = 5  # Monday is 0``) whose name ``body`` uses.
-    A fix often turns on such a value, and a model shown only the function guesses it."""
+    """The lines of the file's top-level constant assignments whose name ``body`` uses (``SATURDAY = 5  # Monday is
+    0``, or a table over a few lines). A fix often turns on such a value, and a model shown only the function guesses
+    it."""
+    return [file_lines[n - 1].rstrip() for start, end in constant_spans(file_lines, body)
+            for n in range(start, end + 1)]
+
+
+def constant_spans(file_lines: list[str], body: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line numbers, from 1, of the top-level constant assignments whose name ``body`` uses: one line,
+    or up to ``CONSTANT_LINES`` until its brackets close (the roman numeral ``_TABLE`` whose order was the bug). At
+    most eight."""
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(body)))
-    found = []
-    for line in file_lines:
+    found: list[tuple[int, int]] = []
+    for number, line in enumerate(file_lines, 1):
         match = _CONSTANT.match(line)
-        whole = all(line.count(a) == line.count(b) for a, b in ("()", "[]", "{}"))  # not the first of many lines
-        if match and match[1] in words and whole and len(line) <= 160:
-            found.append(line.rstrip())
+        if not match or match[1] not in words:
+            continue
+        end = number
+        while _open_brackets("\n".join(file_lines[number - 1:end])) > 0 and end - number < CONSTANT_LINES:
+            end += 1
+        lines = file_lines[number - 1:end]
+        if _open_brackets("\n".join(lines)) == 0 and all(len(text) <= 160 for text in lines):
+            found.append((number, end))
     return found[:8]
+
+
+def _open_brackets(text: str) -> int:
+    return sum(text.count(a) - text.count(b) for a, b in ("()", "[]", "{}"))
 
 
 def _signature(src: list[str]) -> list[str]:

@@ -20,12 +20,11 @@ from tomo.oi.suspects import Definition
 _NUMBERED = re.compile(r"^\s*(?:line\s*)?(\d{1,6})\s*[:|]\s?(.*)$", re.IGNORECASE)
 
 
-def numbered_view(root: Path, definition: Definition, constants: Sequence[str] = ()) -> tuple[str, set[int]]:
-    """The module constants the definition uses (their lines in ``constants``, as the file has them) and the
-    definition itself, each line after its number in the file; and the numbers a reply may change."""
+def numbered_view(root: Path, definition: Definition, spans: Sequence[tuple[int, int]] = ()) -> tuple[str, set[int]]:
+    """The module constants the definition uses (their (first, last) line numbers in ``spans``) and the definition
+    itself, each line after its number in the file; and the numbers a reply may change."""
     lines = (root / definition.path).read_text(encoding="utf-8", errors="replace").splitlines()
-    wanted = set(constants)
-    shown = [n for n, line in enumerate(lines, 1) if n < definition.start and line in wanted]
+    shown = [n for start, end in spans if end < definition.start for n in range(start, end + 1)]
     shown += list(range(definition.start, definition.end + 1))
     width = len(str(shown[-1]))
     view = "\n".join(f"{n:>{width}}: {lines[n - 1]}" for n in shown)
@@ -43,9 +42,11 @@ def numbered_lines(reply: str, allowed: set[int]) -> dict[int, str]:
     return found
 
 
-def corrected(root: Path, definition: Definition, changes: dict[int, str]) -> list[str]:
-    """The edit blocks' code for ``changes`` (each line keeps the file's indentation): the corrected definition,
-    and each changed module constant on its own. [] when nothing differs or the definition would not parse."""
+def corrected(root: Path, definition: Definition, changes: dict[int, str],
+              spans: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """The edit blocks' code for ``changes`` (each line keeps the file's indentation): each module constant changed
+    (whole, from its ``spans``), then the corrected definition. [] when nothing differs or a changed part would not
+    parse."""
     lines = (root / definition.path).read_text(encoding="utf-8", errors="replace").splitlines()
     new = list(lines)
     for number, text in changes.items():
@@ -53,12 +54,14 @@ def corrected(root: Path, definition: Definition, changes: dict[int, str]) -> li
         new[number - 1] = old[:len(old) - len(old.lstrip())] + text
     if new == lines:
         return []
-    body = "\n".join(new[definition.start - 1:definition.end])
+    parts = [(start, end) for start, end in spans
+             if end < definition.start and new[start - 1:end] != lines[start - 1:end]]
+    if new[definition.start - 1:definition.end] != lines[definition.start - 1:definition.end]:
+        parts.append((definition.start, definition.end))
+    blocks = ["\n".join(new[start - 1:end]) for start, end in parts]
     try:
-        ast.parse(textwrap.dedent(body))
+        for block in blocks:
+            ast.parse(textwrap.dedent(block))
     except SyntaxError:
         return []
-    blocks = [new[n - 1] for n in sorted(changes) if n < definition.start and new[n - 1] != lines[n - 1]]
-    if any(new[n - 1] != lines[n - 1] for n in range(definition.start, definition.end + 1)):
-        blocks.append(body)
     return blocks

@@ -54,7 +54,7 @@ from tomo.events import (
 from tomo.models.base import at_temperature
 from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import extract
-from tomo.oi.context_pack import module_constants
+from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
@@ -326,12 +326,13 @@ class Trials:
         is_class = target is not None and self._is_class(*target)
         focus, by_line = self._focus()
         if focus is not None and by_line:
-            view, allowed = numbered_view(self.engine.root, focus, self._constants(focus))
+            spans = self._constant_spans(focus)
+            view, allowed = numbered_view(self.engine.root, focus, spans)
             reply = await self._ask(line_request(task, repro, focus.name, view, self.failed, unchanged=self.same),
                                     hot=bool(self.seen), heat=self._heat())
             changes = numbered_lines(reply.message.content, allowed)
             text = "".join(f"```python {focus.path}\n{code}\n```\n"
-                           for code in corrected(self.engine.root, focus, changes)
+                           for code in corrected(self.engine.root, focus, changes, spans)
                            ) if changes else reply.message.content  # no numbered line: an edit block, if any
         else:
             shown: tuple[str, str, str] | None = None
@@ -482,17 +483,26 @@ class Trials:
         turn = self.tried - 1
         return self.suspects[turn % len(self.suspects)], (turn // len(self.suspects)) % 2 == 1
 
+    def _constant_spans(self, definition: Definition) -> list[tuple[int, int]]:
+        """Where the module constants ``definition`` uses stand in its file (first and last line)."""
+        lines = self._file_lines(definition)
+        return constant_spans(lines, definition.source(self.engine.root).splitlines()) if lines else []
+
     def _constants(self, definition: Definition) -> list[str]:
-        """The one-line module constants ``definition`` uses, as its file has them."""
+        """The lines of the module constants ``definition`` uses, as its file has them."""
+        lines = self._file_lines(definition)
+        return module_constants(lines, definition.source(self.engine.root).splitlines()) if lines else []
+
+    def _file_lines(self, definition: Definition) -> list[str]:
         try:
-            lines = (self.engine.root / definition.path).read_text(encoding="utf-8").splitlines()
+            return (self.engine.root / definition.path).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             return []
-        return module_constants(lines, definition.source(self.engine.root).splitlines())
 
     def _with_constants(self, definition: Definition) -> str:
-        """``definition``'s source, after the one-line module constants it uses (`_WHOLE = re.compile(...)`): the
-        lab's whitespace bug was in such a pattern, not in the function that used it."""
+        """``definition``'s source, after the module constants it uses (`_WHOLE = re.compile(...)`): the lab's
+        whitespace bug was in such a pattern, not in the function that used it, and its roman numeral bug in a
+        table."""
         code = definition.source(self.engine.root)
         constants = self._constants(definition)
         return ("\n".join(constants) + "\n\n\n" + code) if constants else code

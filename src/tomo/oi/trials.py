@@ -68,6 +68,7 @@ from tomo.oi.project_tests import (
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
+from tomo.oi.stated import stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
 
 REPRO_TRIES = 3
@@ -178,6 +179,32 @@ class Trials:
             self.emit(Notice("info", f"no trial made the reproduction pass: {', '.join(written)} removed, every file "
                                      "is as the turn found it"))
 
+    async def _stated(self, path: str) -> Repro | None:
+        """The task's own examples (a call and what it should give) as the reproduction, when they fail now by the
+        problem: no round spent, and no expected value for a model to get wrong. None: the model writes one."""
+        examples = stated_examples(self.user)
+        if not examples:
+            return None
+        code, why = self._prepared(f"```python\n{stated_test(examples)}```\n")
+        if not why:
+            command = self._write_test(path, code)
+            output = await self._watched(command)
+            last = self.gates.checks[-1]
+            why = _not_failing_by_the_problem(last.exit_code, output, self.user)
+            if not why:
+                said = "; ".join(f"`{e.call}` should give `{e.expected}`" for e in examples)
+                self.emit(Notice("info", f"reproduction kept: the task's own examples ({said}) fail before any fix; "
+                                         f"tomo wrote them as {path}"))
+                self.messages.append(Message.user(output))
+                repro = Repro(command, output, path, code)
+                self._localise(repro)
+                return repro
+            self.gates.set_aside(last)
+            (self.engine.root / path).unlink(missing_ok=True)
+            self._record_restore()
+        self.emit(Notice("info", f"the task's own examples are no reproduction ({why}): the model writes one"))
+        return None
+
     @property
     def _check(self) -> str:
         """The project's check: :func:`trial_turn` runs trials only with a pytest one."""
@@ -197,6 +224,9 @@ class Trials:
             self._localise(repro)
             return repro
         path = self._repro_path()
+        stated = await self._stated(path)
+        if stated is not None:
+            return stated
         for attempt in range(REPRO_TRIES):
             if self.summary.rounds >= self.engine.max_rounds - 2:  # a trial, and the second test, need a round each
                 return None

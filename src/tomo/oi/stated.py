@@ -1,0 +1,127 @@
+"""The examples a task states, as a test: ``merge_busy([(540, 600), (600, 660)]) should give [(540, 660)]``.
+
+Why: a task that states a call and what it should give has already written its reproduction, and a small model asked
+to write one does worse. Qwen2.5-Coder 1.5B, given that sentence, wrote three tests of merges that already worked;
+given "to_roman(9) returns 'VIV' instead of 'IX', and 19 gives 'XVIV'", it asserted ``to_roman(19) == 'XVIV'``, the
+bug itself, so no fix could pass. tomo reads only what the task says should come out: after "should give / return /
+be" (or "must ..."), or after "instead of" when the sentence says what comes out now. A plain "gives" is what the code
+does today, which may be the bug, and is never read as the expected value. Both sides must be Python: the call, and
+a literal (``about 17.78`` or ``37.77...`` compare to that precision). The text is data: it is parsed, never run,
+until the test it became runs in the sandbox like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+MAX_EXAMPLES = 4
+_CALL_START = re.compile(r"(?<![\w.\"'])[A-Za-z_][\w.]*\(")
+_SHOULD = re.compile(r"\s*,?\s*(?:should|must)\s+(?:still\s+)?(?:give|return|be|equal|produce|yield)(?:\s+back)?\s+",
+                     re.IGNORECASE)
+_NOW = re.compile(r"\s*,?\s*(?:returns|gives|yields|produces|is|comes out as|evaluates to)\s+", re.IGNORECASE)
+_INSTEAD = re.compile(r"\s*,?\s*instead\s+of\s+", re.IGNORECASE)
+_ABOUT = re.compile(r"(?:about|around|approximately|roughly|~)\s*", re.IGNORECASE)
+_LONGEST = 300  # characters a call or a value may span
+
+
+@dataclass(frozen=True)
+class Example:
+    """A call the task states and what it should give, as Python source."""
+
+    call: str
+    expected: str
+
+    @property
+    def assertion(self) -> str:
+        return f"assert {self.call} == {self.expected}"
+
+
+def stated_examples(task: str) -> list[Example]:
+    """Each call in ``task`` with the literal it should give, in order, at most ``MAX_EXAMPLES``."""
+    found: list[Example] = []
+    for match in _CALL_START.finditer(task):
+        call = _call_at(task, match.start())
+        if call is None:
+            continue
+        rest = match.start() + len(call)
+        expected = _expected_after(task, rest)
+        if expected and all(e.call != call for e in found):
+            found.append(Example(" ".join(call.split()), expected))
+    return found[:MAX_EXAMPLES]
+
+
+def stated_test(examples: list[Example]) -> str:
+    """A pytest module with one test per example ('' for none), named so a failure says which one."""
+    return "\n\n".join(f"def test_the_task_s_example_{n}():\n    {e.assertion}\n"
+                       for n, e in enumerate(examples, 1))
+
+
+def _call_at(text: str, start: int) -> str | None:
+    """The longest call expression starting at ``start`` (a name, its arguments, the closing parenthesis)."""
+    best = None
+    end = text.find(")", start)
+    while end != -1 and end - start < _LONGEST:
+        piece = text[start:end + 1]
+        try:
+            node = ast.parse(piece.replace("\n", " "), mode="eval").body
+        except SyntaxError:
+            node = None
+        if isinstance(node, ast.Call) and _is_name(node.func):
+            best = piece
+        end = text.find(")", end + 1)
+    return best
+
+
+def _is_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and _is_name(node.value))
+
+
+def _expected_after(text: str, at: int) -> str | None:
+    """The expected value the words after a call state, as Python source; None when they state none."""
+    should = _SHOULD.match(text, at)
+    if should:
+        return _value_at(text, should.end())
+    now = _NOW.match(text, at)
+    if now:
+        current = _literal_at(text, now.end())
+        if current is not None:
+            instead = _INSTEAD.match(text, now.end() + len(current))
+            if instead:
+                return _value_at(text, instead.end())
+    return None
+
+
+def _value_at(text: str, at: int) -> str | None:
+    """The literal at ``at``, as an exact value or, after "about" or before "...", a ``pytest.approx`` of it."""
+    about = _ABOUT.match(text, at)
+    start = about.end() if about else at
+    literal = _literal_at(text, start)
+    if literal is None:
+        return None
+    truncated = text.startswith("...", start + len(literal))
+    if not (about or truncated):
+        return literal
+    decimals = re.fullmatch(r"-?\d+\.(\d+)", literal)
+    if decimals is None:
+        return None  # "about 20": no precision to compare to
+    places = len(decimals[1])
+    tolerance = 10 ** -places if truncated else 0.5 * 10 ** -places  # 37.77... is below 37.78
+    return f"pytest.approx({literal}, abs={round(tolerance, places + 1)!r})"
+
+
+def _literal_at(text: str, start: int) -> str | None:
+    """The longest Python literal starting at ``start`` (a string, a number, a list of tuples ...)."""
+    for end in range(min(len(text), start + _LONGEST), start, -1):
+        if not (text[end - 1].isalnum() or text[end - 1] in ")]}'\""):
+            continue
+        piece = text[start:end]
+        try:
+            ast.literal_eval(piece.replace("\n", " "))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            continue  # the start of a longer word, not a value ("1st")
+        return piece
+    return None

@@ -1,0 +1,83 @@
+"""The task's own examples (`tomo.oi.stated`): a call the task says should give a value is the reproduction.
+
+The sentences are the lab's (src/tomo/lab/suites/small): for each, Qwen2.5-Coder 1.5B wrote a test of something
+else (merges that already worked) or asserted the bug (`to_roman(19) == 'XVIV'`). The trial turns run for real in
+the sandbox; the model is scripted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oi.test_honest_outcomes import TemperedScript
+from oi.test_trials import SECOND, SHAPES, TEST_SHAPES, block, engine_for
+from tomo.events import ListSink, Notice
+from tomo.oi.stated import Example, stated_examples, stated_test
+from tomo.oi.trials import trial_turn
+
+
+@pytest.fixture
+def shapes(tmp_path: Path) -> Path:
+    """test_trials' project: ``double`` adds one too many."""
+    root = tmp_path / "shapes"
+    (root / "tests").mkdir(parents=True)
+    (root / "shapes.py").write_text(SHAPES)
+    (root / "tests" / "test_shapes.py").write_text(TEST_SHAPES)
+    return root
+
+
+@pytest.mark.parametrize(("task", "examples"), [
+    ('merge_busy([(540, 600), (600, 660)]) should give\n[(540, 660)]. Please write a test first.',
+     [("merge_busy([(540, 600), (600, 660)])", "[(540, 660)]")]),
+    ("to_roman(9) returns 'VIV' instead of 'IX', and 19 gives 'XVIV'.", [("to_roman(9)", "'IX'")]),
+    ('convert(100, "F", "C") returns 37 instead of 37.77..., and convert(0, "F", "C") gives -18 instead of about '
+     '-17.78.', [('convert(100, "F", "C")', "pytest.approx(37.77, abs=0.01)"),
+                 ('convert(0, "F", "C")', "pytest.approx(-17.78, abs=0.005)")]),
+    ('slugify("Hello, Wörld!", separator="_") should give "hello_world", and permalink("Hello World", date(2024, '
+     '3, 5), separator="_") must return "/2024/03/05/hello_world/".',
+     [('slugify("Hello, Wörld!", separator="_")', '"hello_world"'),
+      ('permalink("Hello World", date(2024, 3, 5), separator="_")', '"/2024/03/05/hello_world/"')]),
+    # what the code does now is no expected value, nor is a value that is not Python, nor a call of a method
+    ("load([defaults, local]) still gives 'server.port': '8000'. parse('1h') gives 3600.", []),
+    ("add_business_days(friday, 1) should be Monday March 4th.", []),
+    ("cart.total() should give 5, but (1 + 2) should be 3 and f(x) should give about 20.", [("cart.total()", "5")]),
+])
+def test_only_what_the_task_says_should_come_out_is_read(task: str, examples: list[tuple[str, str]]) -> None:
+    assert [(e.call, e.expected) for e in stated_examples(task)] == examples
+
+
+def test_the_examples_become_one_test_each() -> None:
+    code = stated_test([Example("f(1)", "2"), Example("g()", "[3]")])
+    assert code == ("def test_the_task_s_example_1():\n    assert f(1) == 2\n\n\n"
+                    "def test_the_task_s_example_2():\n    assert g() == [3]\n")
+    assert stated_test([]) == ""
+
+
+async def test_a_stated_example_that_fails_now_is_the_reproduction_without_asking_the_model(strict, shapes: Path):
+    model = TemperedScript([block("python shapes.py", "def double(x):\n    return add(x, x)\n"),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5 instead of 4. Please fix double.", sink)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 2  # the fix and the second test: no test asked
+    assert "write a test" not in model.sent[0][-1].content.lower()
+    written = (shapes / "tests" / "test_tomo_repro.py").read_text()
+    assert written == "from shapes import double\ndef test_the_task_s_example_1():\n    assert double(2) == 4\n"
+    assert any(n.text.startswith("reproduction kept: the task's own examples (`double(2)` should give `4`)")
+               for n in sink.of(Notice))
+
+
+async def test_examples_that_already_hold_leave_the_reproduction_to_the_model(strict, shapes: Path):
+    repro = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    model = TemperedScript([block("python", repro), block("python shapes.py", "def double(x):\n    return add(x, x)\n"),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "add(2, 3) should give 5, which it does, but double(2) is off by one. Fix it.", sink)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 3
+    assert any("the task's own examples are no reproduction (it passes" in n.text for n in sink.of(Notice))
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == repro
+    assert (shapes / "tests" / "test_shapes.py").read_text() == TEST_SHAPES
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()

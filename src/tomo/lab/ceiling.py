@@ -18,7 +18,6 @@ import shlex
 from pathlib import Path
 
 from tomo.lab.suite import Task
-from tomo.oi.stated import stated_examples
 
 DEFAULT_CHECK = "python -m pytest -q -p no:cacheprovider"
 
@@ -95,15 +94,17 @@ def _wants_red_first(flags: list[str]) -> bool:
 
 
 def trial_replies(task: Task) -> list[str]:
-    """The replies to a trial turn's requests: a reproduction (a test the reference adds, else the hidden one; none
-    when the visible check already fails or the task states examples, as none is asked for), then every other
-    changed file as edit blocks, then the reproduction again as the second test tomo asks for after a fix passed."""
+    """The replies to a trial turn's requests: a reproduction (a test the reference adds, else the hidden one;
+    none when the visible check already fails, as none is asked for), then every other changed file as edit blocks,
+    then the reproduction again as the second test tomo asks for after a fix passed. When tomo writes the task's own
+    examples as the reproduction it asks for none, and the reference's test comes as a first trial that fails: one
+    round more, the same verdict (the lab cannot ask tomo which it will do without importing the engine)."""
     files = reference_files(task)
     tests = {rel: text for rel, text in files.items() if is_test(rel) and not (task.repo / rel).exists()}
     tests = tests or hidden_tests(task)
     steps: list[str] = []
     shown = ""
-    if not task.visible_fails and tests and not stated_examples(task.prompt):  # else tomo writes the task's examples
+    if not task.visible_fails and tests:
         shown, text = next(iter(tests.items()))
         steps.append(f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```")
     fix = {rel: text for rel, text in files.items() if rel != shown}  # an existing test a feature changes, too

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tomo.oi.project_tests import as_stated, example_calling, missing_fixtures, read_tests, with_pytest_fixtures
+from tomo.oi.project_tests import example_calling, missing_fixtures, read_tests, with_pytest_fixtures
+from tomo.oi.stated import as_stated
 
 TESTS = '''\
 import pytest

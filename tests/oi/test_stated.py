@@ -69,6 +69,16 @@ async def test_a_stated_example_that_fails_now_is_the_reproduction_without_askin
                for n in sink.of(Notice))
 
 
+async def test_an_example_on_an_object_the_task_does_not_define_drops_only_itself(strict, shapes: Path):
+    model = TemperedScript([block("python shapes.py", "def double(x):\n    return add(x, x)\n"),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    await trial_turn(engine, [], "cart.total() should give 5, and double(2) should give 4. Fix double.", ListSink())
+    assert engine.last.outcome == "verified" and engine.last.rounds == 2
+    assert "def test_the_task_s_example_1():\n    assert double(2) == 4\n" in (
+        shapes / "tests" / "test_tomo_repro.py").read_text()
+
+
 async def test_examples_that_already_hold_leave_the_reproduction_to_the_model(strict, shapes: Path):
     repro = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
     model = TemperedScript([block("python", repro), block("python shapes.py", "def double(x):\n    return add(x, x)\n"),

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tomo.oi.stated import replace_nodes, source_of
+
 EXAMPLE_LINES = 40
 """The longest example (the test and its helpers) a request shows."""
 PYTEST_FIXTURES = frozenset({
@@ -131,11 +133,11 @@ def with_pytest_fixtures(code: str) -> tuple[str, list[str]]:
         tree = ast.parse(code)
     except SyntaxError:
         return code, []
-    joined = [(call, f"(tmp_path / {_segment(code, call.args[0])})") for call in ast.walk(tree)
+    joined = [(call, f"(tmp_path / {source_of(code, call.args[0])})") for call in ast.walk(tree)
               if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "tmp_path"
               and len(call.args) == 1 and not call.keywords]
     if joined:  # `tmp_path("defaults.ini")`, as if the fixture made files: it is a directory to join names to
-        code = _replaced(code, joined)
+        code = replace_nodes(code, joined)
         tree = ast.parse(code)
     lines = code.splitlines(keepends=True)
     added: list[str] = []
@@ -164,69 +166,3 @@ def _calls(node: ast.AST, name: str) -> bool:
                 return True
     return False
 
-
-def as_stated(code: str, task: str) -> tuple[str, list[str]]:
-    """``code`` with each float the task states (``37.8``, ``-17.78``, three significant digits or more) compared to
-    the precision the task states it in: ``pytest.approx(37.8)`` or ``== 37.8`` becomes ``pytest.approx(37.8,
-    abs=0.05)``. Qwen 1.5B's test for "it should be 37.8 °C" asserted ``pytest.approx(37.8)``, which the right
-    answer (37.77...) fails, so no fix could pass it. Returns the code and the numbers widened; code that does not
-    parse, as it is."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code, []
-    edits: list[tuple[ast.expr, str]] = []
-    widened: list[str] = []
-    for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
-        if isinstance(node, ast.Call) and _is_approx(node.func) and len(node.args) == 1 and not node.keywords:
-            stated = _stated(code, node.args[0], task)
-            if stated:
-                edits.append((node, f"{_segment(code, node.func)}({stated[0]}, abs={stated[1]})"))
-                widened.append(stated[0])
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-            for side in (node.left, node.comparators[0]):
-                stated = _stated(code, side, task)
-                if stated:
-                    edits.append((side, f"pytest.approx({stated[0]}, abs={stated[1]})"))
-                    widened.append(stated[0])
-    return (_replaced(code, edits), widened) if edits else (code, [])
-
-
-def _is_approx(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Name) and func.id == "approx") or (
-        isinstance(func, ast.Attribute) and func.attr == "approx" and isinstance(func.value, ast.Name)
-        and func.value.id == "pytest")
-
-
-def _stated(code: str, node: ast.expr, task: str) -> tuple[str, str] | None:
-    """The float literal ``node`` is (sign included) and half a unit of its last digit, when the task states that
-    number with three significant digits or more; else None."""
-    number = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else node
-    if not (isinstance(number, ast.Constant) and type(number.value) is float):
-        return None
-    text = _segment(code, number)
-    match = re.fullmatch(r"(\d+)\.(\d+)", text)
-    if match is None or len((match.group(1) + match.group(2)).lstrip("0")) < 3:
-        return None
-    if not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d.]*\d)", task):
-        return None
-    return _segment(code, node), repr(round(0.5 * 10 ** -len(match.group(2)), len(match.group(2)) + 1))
-
-
-def _segment(code: str, node: ast.AST) -> str:
-    return ast.get_source_segment(code, node) or ""
-
-
-def _replaced(code: str, edits: Iterable[tuple[ast.expr, str]]) -> str:
-    """``code`` with each node's text replaced, from the last so earlier positions hold (ast's columns count UTF-8
-    bytes, hence the encoding)."""
-    data = code.encode()
-    starts = [0]
-    for line in code.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line.encode()))
-    spans = sorted(((starts[n.lineno - 1] + n.col_offset,
-                     starts[(n.end_lineno or n.lineno) - 1] + (n.end_col_offset or n.col_offset), text)
-                    for n, text in edits), reverse=True)
-    for start, end, text in spans:
-        data = data[:start] + text.encode() + data[end:]
-    return data.decode()

@@ -61,22 +61,21 @@ from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
-    as_stated,
     example_calling,
     missing_fixtures,
     read_tests,
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
-from tomo.oi.stated import stated_examples, stated_test
+from tomo.oi.stated import as_stated, stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
 
 REPRO_TRIES = 3
+"""Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
 HEAT_STEP = 0.2
 """How much hotter each trial in a row that tried nothing new is sampled than the retry temperature."""
 MAX_HEAT = 1.2
 """The hottest a trial is sampled: hotter, a 1.5B model's code stops parsing more often than it changes."""
-"""Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
 FAILURE_CHARS = 1500
 """How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
 DIFF_LINES = 40
@@ -182,10 +181,11 @@ class Trials:
     async def _stated(self, path: str) -> Repro | None:
         """The task's own examples (a call and what it should give) as the reproduction, when they fail now by the
         problem: no round spent, and no expected value for a model to get wrong. None: the model writes one."""
-        examples = stated_examples(self.user)
+        examples = [e for e in stated_examples(self.user)  # each alone: one on an undefined object drops only itself
+                    if not self._prepared(_fenced(stated_test([e])), quiet=True)[1]]
         if not examples:
             return None
-        code, why = self._prepared(f"```python\n{stated_test(examples)}```\n")
+        code, why = self._prepared(_fenced(stated_test(examples)))
         if not why:
             command = self._write_test(path, code)
             output = await self._watched(command)
@@ -274,9 +274,10 @@ class Trials:
         known = self._project
         return reproduce_request(task, path, known.imports[:8], known.called, earlier, known.subject, known.example)
 
-    def _prepared(self, reply: str) -> tuple[str, str]:
+    def _prepared(self, reply: str, *, quiet: bool = False) -> tuple[str, str]:
         """The test in ``reply`` after the repairs tomo can make from the project's own text (fixtures, imports), and
-        why it is no test to run ('' when it is one)."""
+        why it is no test to run ('' when it is one). ``quiet``: the repairs are not announced (a trial run)."""
+        emit = (lambda _event: None) if quiet else self.emit
         tests, imports = self._project.tests, self._project.imports
         code = _first_python(reply)
         why = _not_a_test(code)
@@ -284,20 +285,20 @@ class Trials:
             return code, why
         code, asked = with_pytest_fixtures(code)
         if asked:
-            self.emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
-                                     "parameters: " + ", ".join(asked)))
+            emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
+                                "parameters: " + ", ".join(asked)))
         code, widened = as_stated(code, self.user)
         if widened:
-            self.emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in: "
-                                     + ", ".join(dict.fromkeys(widened))))
+            emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in: "
+                                + ", ".join(dict.fromkeys(widened))))
         fixtures = missing_fixtures(ast.parse(code), tests)
         if fixtures:
             code = "\n\n\n".join(fixtures) + "\n\n\n" + code
-            self.emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
-                                     + ", ".join(_defined_names(fixtures))))
+            emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
+                                + ", ".join(_defined_names(fixtures))))
         code, added = self._with_imports(code, imports)
         if added:
-            self.emit(Notice("info", "tomo added the imports the test used without writing them: " + "; ".join(added)))
+            emit(Notice("info", "tomo added the imports the test used without writing them: " + "; ".join(added)))
         unknown = sorted(_unbound(ast.parse(code)))
         if unknown:
             return code, (f"it uses {', '.join(f'`{n}`' for n in unknown[:4])}, which nothing defines: write the real "
@@ -818,6 +819,10 @@ def _middle_number(view: str) -> int:
     """A line number of ``view`` for the example (its middle line: the example must not point at the likely bug)."""
     numbers = [int(line.split(":", 1)[0]) for line in view.splitlines()]
     return numbers[len(numbers) // 2]
+
+
+def _fenced(code: str) -> str:
+    return f"```python\n{code}```\n"
 
 
 def _first_python(text: str) -> str:

@@ -11,21 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from oi import test_trials
 from oi.test_honest_outcomes import TemperedScript
-from oi.test_trials import SECOND, SHAPES, TEST_SHAPES, block, engine_for
+from oi.test_trials import SECOND, TEST_SHAPES, block, engine_for
 from tomo.events import ListSink, Notice
 from tomo.oi.stated import Example, stated_examples, stated_test
 from tomo.oi.trials import trial_turn
 
-
-@pytest.fixture
-def shapes(tmp_path: Path) -> Path:
-    """test_trials' project: ``double`` adds one too many."""
-    root = tmp_path / "shapes"
-    (root / "tests").mkdir(parents=True)
-    (root / "shapes.py").write_text(SHAPES)
-    (root / "tests" / "test_shapes.py").write_text(TEST_SHAPES)
-    return root
+shapes = test_trials.shapes  # the same project as test_trials': `double` adds one too many
 
 
 @pytest.mark.parametrize(("task", "examples"), [

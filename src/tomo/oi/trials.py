@@ -187,23 +187,31 @@ class Trials:
             return None
         code, why = self._prepared(_fenced(stated_test(examples)))
         if not why:
-            command = self._write_test(path, code)
-            output = await self._watched(command)
-            last = self.gates.checks[-1]
-            why = _not_failing_by_the_problem(last.exit_code, output, self.user)
-            if not why:
+            repro, why, _output = await self._run_as_reproduction(path, code)
+            if repro is not None:
                 said = "; ".join(f"`{e.call}` should give `{e.expected}`" for e in examples)
                 self.emit(Notice("info", f"reproduction kept: the task's own examples ({said}) fail before any fix; "
                                          f"tomo wrote them as {path}"))
-                self.messages.append(Message.user(output))
-                repro = Repro(command, output, path, code)
-                self._localise(repro)
                 return repro
+        self.emit(Notice("info", f"the task's own examples are no reproduction ({why}): the model writes one"))
+        return None
+
+    async def _run_as_reproduction(self, path: str, code: str) -> tuple[Repro | None, str, str]:
+        """Runs ``code`` as the test at ``path``: the reproduction when it fails by the problem; else it is removed
+        and its run set aside (it showed nothing about the code). Also why not, and its output."""
+        command = self._write_test(path, code)
+        output = await self._watched(command)
+        last = self.gates.checks[-1]
+        why = _not_failing_by_the_problem(last.exit_code, output, self.user)
+        if why:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
-        self.emit(Notice("info", f"the task's own examples are no reproduction ({why}): the model writes one"))
-        return None
+            return None, why, output
+        self.messages.append(Message.user(output))
+        repro = Repro(command, output, path, code)
+        self._localise(repro)
+        return repro, "", output
 
     @property
     def _check(self) -> str:
@@ -238,22 +246,13 @@ class Trials:
                 self.rejected = (code, f"It is not a reproduction: {why}. Write a better one.") if code.strip() \
                     else None
                 continue
-            command = self._write_test(path, code)
-            output = await self._watched(command)
-            last = self.gates.checks[-1]
-            why = _not_failing_by_the_problem(last.exit_code, output, self.user)
-            if not why:
+            kept, why, output = await self._run_as_reproduction(path, code)
+            if kept is not None:
                 self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
-                self.messages.append(Message.user(output))
-                repro = Repro(command, output, path, code)
-                self._localise(repro)
-                return repro
-            self.gates.set_aside(last)  # a test that failed by its own mistake showed nothing about the code
+                return kept
             self.rejected = (code, _rejection(why, output) + " Write a better one.")
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
-            (self.engine.root / path).unlink(missing_ok=True)
-            self._record_restore()
         return None
 
     @staticmethod

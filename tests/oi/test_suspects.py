@@ -214,6 +214,44 @@ async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it
     assert "6:     return age > ADULT\n```" in second and "An earlier fix did not work" in second
 
 
+async def test_a_line_reply_that_changes_nothing_is_asked_again_the_same_request_hotter(strict, tmp_path):
+    """Qwen 1.5B gave a wrong line back unchanged in most samples of one request and the corrected one in some; the
+    same request again is cheap (the server has its prompt cached), so it is asked again before the trials move on."""
+    root = tmp_path / "ages"
+    (root / "tests").mkdir(parents=True)
+    (root / "ages.py").write_text(AGES)
+    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"
+    echo = {"content": "Line 6 is wrong.\n```\n6:     return age > ADULT\n```"}
+    quoted = {"content": "The comparison on line 6 leaves 18 out:\n```\n6: return age > ADULT\n```\nIt must be:\n"
+                         "```python\n6:     `return age >= ADULT`\n```"}
+    nineteen = "from ages import is_adult\n\n\ndef test_nineteen():\n    assert is_adult(19)\n"
+    model = TemperedScript([block("python ages.py", rewrite), echo, quoted, block("python", nineteen)])
+    engine = engine_for(model, strict, root, max_rounds=5)
+    sink = ListSink()
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 4
+    assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
+    assert model.sent[1] == model.sent[2]  # the very same request
+    assert "First say in one short sentence which line is wrong" in model.sent[1][-1].content
+    assert model.seen[1:3] == [0.8, 1.0]  # hotter for the second reply
+    assert any(n.text.startswith("the corrected lines change nothing: the same request again, hotter (reply 2 of")
+               for n in sink.of(Notice))
+
+
+async def test_line_replies_stop_at_the_rounds_kept_for_a_second_test(strict, tmp_path):
+    root = tmp_path / "ages"
+    (root / "tests").mkdir(parents=True)
+    (root / "ages.py").write_text(AGES)
+    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    echo = {"content": "```\n6:     return age > ADULT\n```"}
+    model = TemperedScript([block("python ages.py", "def is_adult(age):\n    return age > 19\n"), echo, echo])
+    engine = engine_for(model, strict, root, max_rounds=3)  # two trials and the round kept for a second test
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", ListSink())
+    assert engine.last.outcome != "verified" and engine.last.rounds == 2
+    assert (root / "ages.py").read_text() == AGES
+
+
 def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path) -> None:
     (tmp_path / "ages.py").write_text(AGES)
     (definition,) = definitions(tmp_path, "ages.py")
@@ -221,6 +259,10 @@ def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path)
     assert view.splitlines()[0] == "1: ADULT = 18" and allowed == {1, 4, 5, 6}  # blank lines are not offered
     reply = "Line 6: return age >= ADULT\n2: import os\n6: return 0\n"
     assert numbered_lines(reply, allowed) == {6: "return age >= ADULT"}  # line 2 was not shown; the first 6 wins
+    quoted = ("Line 6: `return age > ADULT` is wrong.\n```\n6: return age > ADULT\n```\nso\n"
+              "```\n6: `return age >= 18`\n```")
+    assert numbered_lines(quoted, allowed) == {6: "return age >= 18"}  # the last block with a line, its quotes off
+    assert numbered_lines("```\n6: return age >= 18\n```\n```\nprint(1)\n```", allowed) == {6: "return age >= 18"}
     assert corrected(tmp_path, definition, {6: "return age >= ADULT"}) == [
         'def is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age >= ADULT']
     assert corrected(tmp_path, definition, {1: "ADULT = 21"}, [(1, 1)]) == ["ADULT = 21"]  # a constant on its own

@@ -18,6 +18,7 @@ from pathlib import Path
 from tomo.oi.suspects import Definition
 
 _NUMBERED = re.compile(r"^\s*(?:line\s*)?(\d{1,6})\s*[:|]\s?(.*)$", re.IGNORECASE)
+_FENCED = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def numbered_view(root: Path, definition: Definition, spans: Sequence[tuple[int, int]] = ()) -> tuple[str, set[int]]:
@@ -32,13 +33,22 @@ def numbered_view(root: Path, definition: Definition, spans: Sequence[tuple[int,
 
 
 def numbered_lines(reply: str, allowed: set[int]) -> dict[int, str]:
-    """The lines a reply corrects (``33: if x >= y:``), only numbers in ``allowed``; the first word for a number
-    wins (a model may repeat itself in prose after the block)."""
+    """The lines a reply corrects (``33: if x >= y:``), only numbers in ``allowed``, read from its last fenced block
+    that has any (else from the whole reply); the first word for a number wins there.
+
+    Why the last block: asked to say what is wrong first, Qwen 1.5B quotes the wrong line (``20: `return ... // 9`
+    is incorrect``, or in a block of its own) before the block with the corrected one, and the quote is no fix."""
+    blocks = [b for b in _FENCED.findall(reply) if _read(b, allowed)]
+    return _read(blocks[-1] if blocks else reply, allowed)
+
+
+def _read(text: str, allowed: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
-    for line in reply.splitlines():
+    for line in text.splitlines():
         match = _NUMBERED.match(line)
-        if match and int(match[1]) in allowed and int(match[1]) not in found and match[2].strip():
-            found[int(match[1])] = match[2].strip()
+        new = match[2].strip().strip("`").strip() if match else ""
+        if match and int(match[1]) in allowed and int(match[1]) not in found and new:
+            found[int(match[1])] = new
     return found
 
 

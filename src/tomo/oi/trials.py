@@ -76,6 +76,8 @@ HEAT_STEP = 0.2
 """How much hotter each trial in a row that tried nothing new is sampled than the retry temperature."""
 MAX_HEAT = 1.2
 """The hottest a trial is sampled: hotter, a 1.5B model's code stops parsing more often than it changes."""
+LINE_SAMPLES = 3
+"""Replies to one line-form request at most, while they change nothing new (:meth:`Trials._line_trial`)."""
 FAILURE_CHARS = 1500
 """How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
 DIFF_LINES = 40
@@ -142,6 +144,7 @@ class Trials:
         self.stale = 0  # trials in a row that tried nothing new (no edit, the code unchanged, or an earlier fix)
         self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
         self.since = 0  # the first block of the current trial
+        self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -156,7 +159,7 @@ class Trials:
         if repro is not None and repro.path:  # the model's own test: what it runs is checked against the task
             self.named = self._named()
             self.gates.watch_also = sorted({path for path, _name in self.named})
-        while self.summary.rounds < self.engine.max_rounds - self._reserved(repro):
+        while self._rounds_left(repro):
             if self.engine._end:
                 raise _Interrupted
             if await self._trial(task, repro) and await self._confirmed(task, repro):
@@ -356,14 +359,7 @@ class Trials:
         is_class = target is not None and self._is_class(*target)
         focus, by_line = self._focus()
         if focus is not None and by_line:
-            spans = self._constant_spans(focus)
-            view, allowed = numbered_view(self.engine.root, focus, spans)
-            reply = await self._ask(line_request(task, repro, focus.name, view, self.failed, unchanged=self.same),
-                                    hot=bool(self.seen), heat=self._heat())
-            changes = numbered_lines(reply.message.content, allowed)
-            text = "".join(f"```python {focus.path}\n{code}\n```\n"
-                           for code in corrected(self.engine.root, focus, changes, spans)
-                           ) if changes else reply.message.content  # no numbered line: an edit block, if any
+            text = await self._line_trial(task, repro, focus)
         else:
             shown: tuple[str, str, str] | None = None
             if focus is not None:
@@ -408,6 +404,34 @@ class Trials:
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         self._put_back(changed)
         return False
+
+    async def _line_trial(self, task: str, repro: Repro | None, focus: Definition) -> str:
+        """A trial's fix as corrected lines (:mod:`tomo.oi.line_fix`): the edit blocks tomo lays in, or the reply
+        itself when it has no numbered line (an edit block, if any). A reply whose lines change nothing, or only
+        what an earlier trial tried, is asked again, the same request and hotter, up to ``LINE_SAMPLES`` replies:
+        each is a round, but the server has the request's prompt cached, so a sample costs its ~50 tokens of reply
+        (2-10 s on 2 cores) where a new request costs 30-50 s to read. The lab saw Qwen 1.5B give the wrong line
+        back unchanged in most replies, and the right one in some of the same request's samples."""
+        spans = self._constant_spans(focus)
+        view, allowed = numbered_view(self.engine.root, focus, spans)
+        request = line_request(task, repro, focus.name, view, self.failed, unchanged=self.same)
+        for sample in range(1, LINE_SAMPLES + 1):
+            reply = await self._ask(request, hot=bool(self.seen), heat=self._heat())
+            changes = numbered_lines(reply.message.content, allowed)
+            if not changes:  # no numbered line: an edit block, if any
+                return reply.message.content
+            blocks = corrected(self.engine.root, focus, changes, spans)
+            text = "".join(f"```python {focus.path}\n{code}\n```\n" for code in blocks)
+            if (blocks and text not in self.lines) or sample == LINE_SAMPLES or not self._rounds_left(repro):
+                self.lines.add(text)
+                return text
+            self.stale += 1
+            self.emit(Notice("info", f"the corrected lines {'were tried before' if blocks else 'change nothing'}: "
+                                     f"the same request again, hotter (reply {sample + 1} of {LINE_SAMPLES})"))
+        raise AssertionError("unreachable: the last sample returns")
+
+    def _rounds_left(self, repro: Repro | None) -> bool:
+        return self.summary.rounds < self.engine.max_rounds - self._reserved(repro)
 
     # ---- the model --------------------------------------------------------------------------------------------
 
@@ -784,8 +808,9 @@ def line_request(task: str, repro: Repro | None, name: str, view: str, failed: t
     shown += _earlier_fix(failed)
     return (f"{task}{shown}\n\nThe failing test ran `{name}`. Here it is with its line numbers in the file:\n```\n"
             f"{view}\n```\nA bug like this is most often one wrong line: a comparison, an off-by-one, a wrong "
-            "operator or value. Find it and reply with the corrected line, written as its number, a colon and the "
-            "whole new line (more lines only if they are wrong too), in one block, for example:\n```\n"
+            "operator or value. First say in one short sentence which line is wrong and why. Then reply with the "
+            "corrected line, written as its number, a colon and the whole new line as it must be (more lines only if "
+            "they are wrong too), in one block, for example:\n```\n"
             f"{_middle_number(view)}: <the whole corrected line>\n```\n"
             "Do not change the tests.")
 

@@ -18,7 +18,7 @@ from tomo.events import ListSink, Notice
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import Engine, TurnSummary
 from tomo.oi.gates import TurnGates
-from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
+from tomo.oi.line_fix import corrected, numbered_lines, numbered_view, spans_of
 from tomo.oi.suspects import definitions, frames, suspects
 from tomo.oi.trials import Trials, trial_turn
 
@@ -145,7 +145,7 @@ async def test_each_trial_in_a_row_that_tries_nothing_new_is_sampled_hotter_up_t
     await trial_turn(engine, [], TASK, sink)
     assert engine.last.outcome != "verified"
     # the last request asked for numbered lines; the whole method it got instead was tried all the same
-    assert "with its line numbers" in model.sent[5][-1].content
+    assert "with their line numbers" in model.sent[5][-1].content
     assert len([n for n in sink.of(Notice) if n.text.startswith("trial failed")]) == 2
     # unchanged, no edit, unchanged, no edit: 1.0, 1.2, then the cap; a trial that tried a fix cools to a retry
     assert model.seen == [0.2, 1.0, 1.2, 1.2, 1.2, 0.8]
@@ -239,6 +239,36 @@ async def test_a_line_reply_that_changes_nothing_is_asked_again_the_same_request
                for n in sink.of(Notice))
 
 
+TEMPERATURE = ('def to_celsius(value):\n    return (value - 32) * 5 // 9\n\n\n'
+               'def convert(value):\n    celsius = to_celsius(value)\n    return round(celsius, 2)\n')
+TEST_TEMPERATURE = "from temperature import convert\n\n\ndef test_hundred():\n    assert convert(100) == 37.78\n"
+
+
+async def test_the_line_form_shows_every_suspect_of_the_file_together(strict, tmp_path):
+    """Shown `convert` alone, Qwen 1.5B wrote the fix of `to_celsius` (which `convert` calls) on a line of `convert`.
+    A reply without a numbered line or an edit block is asked again like a line that changes nothing."""
+    root = tmp_path / "units"
+    (root / "tests").mkdir(parents=True)
+    (root / "temperature.py").write_text(TEMPERATURE)
+    (root / "tests" / "test_temperature.py").write_text(TEST_TEMPERATURE)
+    same = "def convert(value):\n    celsius = to_celsius(value)\n    return round(celsius, 1)\n"
+    prose = {"content": "Line 2 divides with //, which drops the fraction."}
+    fix = {"content": "```\n2: return (value - 32) * 5 / 9\n```"}
+    freezing = "from temperature import convert\n\n\ndef test_freezing():\n    assert convert(32) == 0\n"
+    model = TemperedScript([block("python temperature.py", same), block("python temperature.py", same), prose, fix,
+                            block("python", freezing)])
+    engine = engine_for(model, strict, root, max_rounds=6)
+    sink = ListSink()
+    await trial_turn(engine, [], "convert(100) gives 37 instead of 37.78. Fix it.", sink)
+    assert engine.last.outcome == "verified"
+    assert (root / "temperature.py").read_text() == TEMPERATURE.replace("5 // 9", "5 / 9")
+    request = model.sent[2][-1].content
+    assert model.sent[3] == model.sent[2]
+    assert "The failing test ran `to_celsius`, `convert`. Here they are with their line numbers in the file:\n```\n" \
+           "1: def to_celsius(value):\n2:     return (value - 32) * 5 // 9\n5: def convert(value):\n" in request
+    assert any(n.text.startswith("the corrected lines are missing: the same request again") for n in sink.of(Notice))
+
+
 async def test_line_replies_stop_at_the_rounds_kept_for_a_second_test(strict, tmp_path):
     root = tmp_path / "ages"
     (root / "tests").mkdir(parents=True)
@@ -255,7 +285,7 @@ async def test_line_replies_stop_at_the_rounds_kept_for_a_second_test(strict, tm
 def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path) -> None:
     (tmp_path / "ages.py").write_text(AGES)
     (definition,) = definitions(tmp_path, "ages.py")
-    view, allowed = numbered_view(tmp_path, definition, [(1, 1)])
+    view, allowed = numbered_view(tmp_path, "ages.py", spans_of([definition], [(1, 1)]))
     assert view.splitlines()[0] == "1: ADULT = 18" and allowed == {1, 4, 5, 6}  # blank lines are not offered
     reply = "Line 6: return age >= ADULT\n2: import os\n6: return 0\n"
     assert numbered_lines(reply, allowed) == {6: "return age >= ADULT"}  # line 2 was not shown; the first 6 wins
@@ -263,11 +293,12 @@ def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path)
               "```\n6: `return age >= 18`\n```")
     assert numbered_lines(quoted, allowed) == {6: "return age >= 18"}  # the last block with a line, its quotes off
     assert numbered_lines("```\n6: return age >= 18\n```\n```\nprint(1)\n```", allowed) == {6: "return age >= 18"}
-    assert corrected(tmp_path, definition, {6: "return age >= ADULT"}) == [
+    spans = spans_of([definition], [(1, 1)])
+    assert corrected(tmp_path, "ages.py", {6: "return age >= ADULT"}, spans) == [
         'def is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age >= ADULT']
-    assert corrected(tmp_path, definition, {1: "ADULT = 21"}, [(1, 1)]) == ["ADULT = 21"]  # a constant on its own
-    assert corrected(tmp_path, definition, {6: "return (age >="}) == []  # would not parse: nothing to lay in
-    assert corrected(tmp_path, definition, {6: "return age > ADULT"}) == []  # the same line: no edit
+    assert corrected(tmp_path, "ages.py", {1: "ADULT = 21"}, spans) == ["ADULT = 21"]  # a constant on its own
+    assert corrected(tmp_path, "ages.py", {6: "return (age >="}, spans) == []  # would not parse: nothing to lay in
+    assert corrected(tmp_path, "ages.py", {6: "return age > ADULT"}, spans) == []  # the same line: no edit
 
 
 ROMAN = '''\

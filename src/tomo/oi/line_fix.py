@@ -1,5 +1,5 @@
-"""A fix as corrected lines: the definition shown with its file's line numbers, the model's reply read as
-``NUMBER: new line``, and the edit laid in by the harness as the whole corrected definition.
+"""A fix as corrected lines: the definitions shown with their file's line numbers, the model's reply read as
+``NUMBER: new line``, and the edit laid in by the harness as each whole corrected definition.
 
 Why: asked for "the complete corrected definition", Qwen 2.5-Coder 1.5B rewrote the loop of `add_business_days`
 around an off-by-one (`>` for `>=`) in all six trials and never touched the one comparison that was wrong. A request
@@ -21,12 +21,18 @@ _NUMBERED = re.compile(r"^\s*(?:line\s*)?(\d{1,6})\s*[:|]\s?(.*)$", re.IGNORECAS
 _FENCED = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def numbered_view(root: Path, definition: Definition, spans: Sequence[tuple[int, int]] = ()) -> tuple[str, set[int]]:
-    """The module constants the definition uses (their (first, last) line numbers in ``spans``) and the definition
-    itself, each line after its number in the file; and the numbers a reply may change."""
-    lines = (root / definition.path).read_text(encoding="utf-8", errors="replace").splitlines()
-    shown = [n for start, end in spans if end < definition.start for n in range(start, end + 1)]
-    shown += list(range(definition.start, definition.end + 1))
+def spans_of(definitions: Sequence[Definition], constants: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """The (first, last) lines to show of one file: its ``definitions`` and the module ``constants`` they use, in the
+    file's order, a part inside another one left out."""
+    parts = sorted({(d.start, d.end) for d in definitions} | set(constants))
+    return [p for p in parts if not any(o != p and o[0] <= p[0] and p[1] <= o[1] for o in parts)]
+
+
+def numbered_view(root: Path, path: str, spans: Sequence[tuple[int, int]]) -> tuple[str, set[int]]:
+    """The ``spans`` of ``path`` (:func:`spans_of`), each line after its number in the file; and the numbers a reply
+    may change."""
+    lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    shown = [n for start, end in spans for n in range(start, min(end, len(lines)) + 1)]
     width = len(str(shown[-1]))
     view = "\n".join(f"{n:>{width}}: {lines[n - 1]}" for n in shown)
     return view, {n for n in shown if lines[n - 1].strip()}
@@ -52,23 +58,16 @@ def _read(text: str, allowed: set[int]) -> dict[int, str]:
     return found
 
 
-def corrected(root: Path, definition: Definition, changes: dict[int, str],
-              spans: Sequence[tuple[int, int]] = ()) -> list[str]:
-    """The edit blocks' code for ``changes`` (each line keeps the file's indentation): each module constant changed
-    (whole, from its ``spans``), then the corrected definition. [] when nothing differs or a changed part would not
-    parse."""
-    lines = (root / definition.path).read_text(encoding="utf-8", errors="replace").splitlines()
+def corrected(root: Path, path: str, changes: dict[int, str], spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The edit blocks' code for ``changes`` to ``path`` (each line keeps the file's indentation): each shown part
+    (``spans``: a definition, or a module constant laid in whole) with a changed line, in the file's order. [] when
+    nothing differs or a changed part would not parse."""
+    lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
     new = list(lines)
     for number, text in changes.items():
         old = lines[number - 1]
         new[number - 1] = old[:len(old) - len(old.lstrip())] + text
-    if new == lines:
-        return []
-    parts = [(start, end) for start, end in spans
-             if end < definition.start and new[start - 1:end] != lines[start - 1:end]]
-    if new[definition.start - 1:definition.end] != lines[definition.start - 1:definition.end]:
-        parts.append((definition.start, definition.end))
-    blocks = ["\n".join(new[start - 1:end]) for start, end in parts]
+    blocks = ["\n".join(new[start - 1:end]) for start, end in spans if new[start - 1:end] != lines[start - 1:end]]
     try:
         for block in blocks:
             ast.parse(textwrap.dedent(block))

@@ -57,7 +57,7 @@ from tomo.oi.blocks import extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
-from tomo.oi.line_fix import corrected, numbered_lines, numbered_view
+from tomo.oi.line_fix import corrected, numbered_lines, numbered_view, spans_of
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
@@ -412,23 +412,30 @@ class Trials:
         each is a round, but the server has the request's prompt cached, so a sample costs its ~50 tokens of reply
         (2-10 s on 2 cores) where a new request costs 30-50 s to read. The lab saw Qwen 1.5B give the wrong line
         back unchanged in most replies, and the right one in some of the same request's samples."""
-        spans = self._constant_spans(focus)
-        view, allowed = numbered_view(self.engine.root, focus, spans)
-        request = line_request(task, repro, focus.name, view, self.failed, unchanged=self.same)
+        shown = sorted((d for d in self.suspects if d.path == focus.path), key=lambda d: d.start) or [focus]
+        spans = spans_of(shown, [span for d in shown for span in self._constant_spans(d)])
+        view, allowed = numbered_view(self.engine.root, focus.path, spans)
+        request = line_request(task, repro, [d.name for d in shown], view, self.failed, unchanged=self.same)
         for sample in range(1, LINE_SAMPLES + 1):
             reply = await self._ask(request, hot=bool(self.seen), heat=self._heat())
             changes = numbered_lines(reply.message.content, allowed)
-            if not changes:  # no numbered line: an edit block, if any
-                return reply.message.content
-            blocks = corrected(self.engine.root, focus, changes, spans)
-            text = "".join(f"```python {focus.path}\n{code}\n```\n" for code in blocks)
-            if (blocks and text not in self.lines) or sample == LINE_SAMPLES or not self._rounds_left(repro):
+            blocks = corrected(self.engine.root, focus.path, changes, spans) if changes else []
+            text = ("".join(f"```python {focus.path}\n{code}\n```\n" for code in blocks) if changes
+                    else reply.message.content)  # no numbered line: an edit block, if any
+            new = bool(blocks) and text not in self.lines if changes else self._has_edit(text, repro)
+            if new or sample == LINE_SAMPLES or not self._rounds_left(repro):
                 self.lines.add(text)
                 return text
             self.stale += 1
-            self.emit(Notice("info", f"the corrected lines {'were tried before' if blocks else 'change nothing'}: "
-                                     f"the same request again, hotter (reply {sample + 1} of {LINE_SAMPLES})"))
+            why = ("were tried before" if blocks else "change nothing") if changes else "are missing"
+            self.emit(Notice("info", f"the corrected lines {why}: the same request again, hotter (reply "
+                                     f"{sample + 1} of {LINE_SAMPLES})"))
         raise AssertionError("unreachable: the last sample returns")
+
+    def _has_edit(self, text: str, repro: Repro | None) -> bool:
+        """Whether ``text`` has an edit block for a project file a trial may change."""
+        blocks = self.engine._recognise(extract(text)).blocks
+        return any(b.edits and b.target and not _protected(b.target, repro) for b in blocks)
 
     def _rounds_left(self, repro: Repro | None) -> bool:
         return self.summary.rounds < self.engine.max_rounds - self._reserved(repro)
@@ -799,14 +806,18 @@ def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
             f"block labeled with its file, for example\n{where}\nDo not change the tests.")
 
 
-def line_request(task: str, repro: Repro | None, name: str, view: str, failed: tuple[str, str] | None = None, *,
-                 unchanged: bool = False) -> str:
-    """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`)."""
+def line_request(task: str, repro: Repro | None, names: Sequence[str], view: str,
+                 failed: tuple[str, str] | None = None, *, unchanged: bool = False) -> str:
+    """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`), in the failing test's ``names`` of
+    one file, shown together: the lab saw Qwen 1.5B, shown `convert`, write the fix of `to_celsius` (the function
+    it calls) on a line of `convert`."""
     shown = _reproduced(repro)
     if unchanged:
         shown += "\n\nThe last answer changed nothing, and the code as it is fails the test."
     shown += _earlier_fix(failed)
-    return (f"{task}{shown}\n\nThe failing test ran `{name}`. Here it is with its line numbers in the file:\n```\n"
+    ran = ", ".join(f"`{name}`" for name in names)
+    here = "Here it is with its" if len(names) == 1 else "Here they are with their"
+    return (f"{task}{shown}\n\nThe failing test ran {ran}. {here} line numbers in the file:\n```\n"
             f"{view}\n```\nA bug like this is most often one wrong line: a comparison, an off-by-one, a wrong "
             "operator or value. First say in one short sentence which line is wrong and why. Then reply with the "
             "corrected line, written as its number, a colon and the whole new line as it must be (more lines only if "

@@ -18,7 +18,7 @@ from tomo.events import ListSink, Notice
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import Engine, TurnSummary
 from tomo.oi.gates import TurnGates
-from tomo.oi.line_fix import corrected, numbered_lines, numbered_view, spans_of
+from tomo.oi.line_fix import anchored, corrected, numbered_lines, numbered_view, restated_lines, spans_of
 from tomo.oi.suspects import definitions, frames, suspects
 from tomo.oi.trials import Trials, trial_turn
 
@@ -253,7 +253,7 @@ async def test_the_line_form_shows_every_suspect_of_the_file_together(strict, tm
     (root / "tests" / "test_temperature.py").write_text(TEST_TEMPERATURE)
     same = "def convert(value):\n    celsius = to_celsius(value)\n    return round(celsius, 1)\n"
     prose = {"content": "Line 2 divides with //, which drops the fraction."}
-    fix = {"content": "```\n2: return (value - 32) * 5 / 9\n```"}
+    fix = {"content": "```\n6: return (value - 32) * 5 / 9\n```"}  # the number of a line of convert
     freezing = "from temperature import convert\n\n\ndef test_freezing():\n    assert convert(32) == 0\n"
     model = TemperedScript([block("python temperature.py", same), block("python temperature.py", same), prose, fix,
                             block("python", freezing)])
@@ -267,6 +267,20 @@ async def test_the_line_form_shows_every_suspect_of_the_file_together(strict, tm
     assert "The failing test ran `to_celsius`, `convert`. Here they are with their line numbers in the file:\n```\n" \
            "1: def to_celsius(value):\n2:     return (value - 32) * 5 // 9\n5: def convert(value):\n" in request
     assert any(n.text.startswith("the corrected lines are missing: the same request again") for n in sink.of(Notice))
+
+
+def test_a_corrected_line_under_a_wrong_number_or_in_prose_is_read_as_the_line_it_is_alike_to() -> None:
+    lines = TEMPERATURE.splitlines()
+    allowed = {n for n, line in enumerate(lines, 1) if line.strip()}
+    fix = "return (value - 32) * 5 / 9"
+    assert anchored({6: fix}, lines, allowed) == {2: fix}  # nothing like line 6, alike to line 2
+    assert anchored({2: "return (value - 32) * 5 // 10"}, lines, allowed) == {2: "return (value - 32) * 5 // 10"}
+    assert anchored({6: "x = 1"}, lines, allowed) == {6: "x = 1"}  # alike to no line: its number stands
+    prose = f"Line 2 `return (value - 32) * 5 // 9` drops the fraction (`//`). It should be `{fix}`."
+    assert restated_lines(prose, lines, allowed) == {2: fix}  # the quote is the line as it is; `//` is alike to none
+    assert restated_lines("```\nreturn (value - 32) * 5 // 9\n```", lines, allowed) == {}
+    twice = ["def f(x):", "    return x + 1", "def g(x):", "    return x + 2"]
+    assert restated_lines("It should be `return x + 3`.", twice, {1, 2, 3, 4}) == {}  # alike to two lines: neither
 
 
 async def test_line_replies_stop_at_the_rounds_kept_for_a_second_test(strict, tmp_path):

@@ -13,12 +13,16 @@ import ast
 import re
 import textwrap
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from tomo.oi.suspects import Definition
 
 _NUMBERED = re.compile(r"^\s*(?:line\s*)?(\d{1,6})\s*[:|]\s?(.*)$", re.IGNORECASE)
 _FENCED = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+ALIKE = 0.8
+"""How alike (difflib's ratio) a line the model wrote must be to a shown line to be read as that line corrected."""
 
 
 def spans_of(definitions: Sequence[Definition], constants: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
@@ -56,6 +60,51 @@ def _read(text: str, allowed: set[int]) -> dict[int, str]:
         if match and int(match[1]) in allowed and int(match[1]) not in found and new:
             found[int(match[1])] = new
     return found
+
+
+def restated_lines(reply: str, lines: Sequence[str], allowed: set[int]) -> dict[int, str]:
+    """Corrected lines a reply gives without a number: each line of code it writes (in a block, or in backticks in
+    its prose) that differs from every shown line but is alike (``ALIKE``) to one, as that line corrected; the last
+    word for a line wins.
+
+    Why: Qwen 1.5B, asked for numbered lines, wrote its fix in prose only ("It should be `return (value - 32) * 5 /
+    9`"), the line quoted before it."""
+    shown = _shown(lines, allowed)
+    written = [m.group(1) for m in _SPAN.finditer(reply)]
+    for block in _FENCED.findall(reply):
+        written += [_NUMBERED.sub(r"\2", line) for line in block.splitlines()]
+    found: dict[int, str] = {}
+    for text in (w.strip().strip("`").strip() for w in written):
+        number = _alike(text, shown) if text and text not in shown.values() else None
+        if number is not None:
+            found[number] = text
+    return found
+
+
+def anchored(changes: dict[int, str], lines: Sequence[str], allowed: set[int]) -> dict[int, str]:
+    """``changes`` with each line that is nothing like the line of its number, but alike to one other shown line,
+    moved there. Why: Qwen 1.5B, shown `convert` and `to_celsius`, wrote the fix of `to_celsius` (`return (value -
+    32) * 5 / 9`) under the number of `convert`'s first line: the text is its proposal, the number a slip."""
+    shown = _shown(lines, allowed)
+    moved: dict[int, str] = {}
+    for number, text in changes.items():
+        here = SequenceMatcher(None, text, shown.get(number, "")).ratio()
+        there = _alike(text, shown) if here < ALIKE else None
+        moved[there if there is not None and there not in changes else number] = text
+    return moved
+
+
+def _shown(lines: Sequence[str], allowed: set[int]) -> dict[int, str]:
+    return {n: lines[n - 1].strip() for n in sorted(allowed) if 0 < n <= len(lines)}
+
+
+def _alike(text: str, shown: dict[int, str]) -> int | None:
+    """The one shown line ``text`` is alike to (``ALIKE``, and clearly more than to any other), if any."""
+    scores = sorted(((SequenceMatcher(None, text, line).ratio(), n) for n, line in shown.items()), reverse=True)
+    if not scores:
+        return None
+    (score, number), runner_up = scores[0], scores[1][0] if len(scores) > 1 else 0.0
+    return number if score >= ALIKE and score - runner_up >= 0.05 else None
 
 
 def corrected(root: Path, path: str, changes: dict[int, str], spans: Sequence[tuple[int, int]]) -> list[str]:

@@ -57,7 +57,7 @@ from tomo.oi.blocks import extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
-from tomo.oi.line_fix import corrected, numbered_lines, numbered_view, spans_of
+from tomo.oi.line_fix import anchored, corrected, numbered_lines, numbered_view, restated_lines, spans_of
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
@@ -418,8 +418,13 @@ class Trials:
         request = line_request(task, repro, [d.name for d in shown], view, self.failed, unchanged=self.same)
         for sample in range(1, LINE_SAMPLES + 1):
             reply = await self._ask(request, hot=bool(self.seen), heat=self._heat())
-            changes = numbered_lines(reply.message.content, allowed)
+            lines = self._file_lines(focus)
+            changes = anchored(numbered_lines(reply.message.content, allowed), lines, allowed)
             blocks = corrected(self.engine.root, focus.path, changes, spans) if changes else []
+            if not blocks:  # no number, or only lines as they are: a corrected line in its prose, if any
+                restated = restated_lines(reply.message.content, lines, allowed)
+                if restated:
+                    changes, blocks = restated, corrected(self.engine.root, focus.path, restated, spans)
             text = ("".join(f"```python {focus.path}\n{code}\n```\n" for code in blocks) if changes
                     else reply.message.content)  # no numbered line: an edit block, if any
             new = bool(blocks) and text not in self.lines if changes else self._has_edit(text, repro)

@@ -107,7 +107,12 @@ TASK = "It shows 37.0 °C for 100 °F; it should be 37.8 °C, and 0 °F about -1
     # what the task does not state, or states with fewer than three digits, or the test already bounds, stays
     ("assert c(212) == 100.0", None),
     ("assert half() == 0.5", None),
-    ("assert c(100) == pytest.approx(37.8, rel=1e-3)", None),
+    # a tolerance tighter than the task states its number (the right 37.77... fails abs=0.01) is widened too
+    ("assert c(100) == pytest.approx(37.8, abs=0.01)", "assert c(100) == pytest.approx(37.8, abs=0.05)"),
+    ("assert c(100) == pytest.approx(37.8, rel=1e-3)", "assert c(100) == pytest.approx(37.8, abs=0.05)"),
+    ("assert c(100) == pytest.approx(37.8, rel=1e-2)", None),
+    ("assert c(100) == pytest.approx(37.8, abs=0.1)", None),
+    ("assert c(100) == pytest.approx(37.8, abs=tolerance)", None),
     ("assert c(100) == 37.81", None),
     ("assert c(100) != 37.8", None),
     ("assert 'é' and c(100) == 37", None),

@@ -133,10 +133,10 @@ def _literal_at(text: str, start: int) -> str | None:
 
 def as_stated(code: str, task: str) -> tuple[str, list[str]]:
     """``code`` with each float the task states (``37.8``, ``-17.78``, three significant digits or more) compared to
-    the precision the task states it in: ``pytest.approx(37.8)`` or ``== 37.8`` becomes ``pytest.approx(37.8,
-    abs=0.05)``. Qwen 1.5B's test for "it should be 37.8 °C" asserted ``pytest.approx(37.8)``, which the right
-    answer (37.77...) fails, so no fix could pass it. Returns the code and the numbers widened; code that does not
-    parse, as it is."""
+    the precision the task states it in: ``pytest.approx(37.8)``, ``pytest.approx(37.8, abs=0.01)`` or ``== 37.8``
+    becomes ``pytest.approx(37.8, abs=0.05)``. Qwen 1.5B's test for "it should be 37.8 °C" asserted
+    ``pytest.approx(37.8)``, which the right answer (37.77...) fails, so no fix could pass it. Returns the code and
+    the numbers widened; code that does not parse, as it is."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -144,9 +144,9 @@ def as_stated(code: str, task: str) -> tuple[str, list[str]]:
     edits: list[tuple[ast.expr, str]] = []
     widened: list[str] = []
     for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
-        if isinstance(node, ast.Call) and _is_approx(node.func) and len(node.args) == 1 and not node.keywords:
+        if isinstance(node, ast.Call) and _is_approx(node.func) and len(node.args) == 1:
             stated = _stated(code, node.args[0], task)
-            if stated:
+            if stated and _tighter(node, float(stated[0]), float(stated[1])):
                 edits.append((node, f"{source_of(code, node.func)}({stated[0]}, abs={stated[1]})"))
                 widened.append(stated[0])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
@@ -156,6 +156,21 @@ def as_stated(code: str, task: str) -> tuple[str, list[str]]:
                     edits.append((side, f"pytest.approx({stated[0]}, abs={stated[1]})"))
                     widened.append(stated[0])
     return (replace_nodes(code, edits), widened) if edits else (code, [])
+
+
+def _tighter(call: ast.Call, value: float, half: float) -> bool:
+    """Whether ``pytest.approx(value, ...)`` compares more tightly than ``half`` a unit: no tolerance given, or an
+    ``abs=``/``rel=`` number below it (Qwen 1.5B's second test for "37.8 °C" asserted ``approx(37.8, abs=0.01)``,
+    and the right fix, 37.77..., was put back for it). A tolerance that is no number, or another argument, stands."""
+    for keyword in call.keywords:
+        given = keyword.value
+        if keyword.arg not in ("abs", "rel") or not (isinstance(given, ast.Constant)
+                                                      and isinstance(given.value, int | float)):
+            return False
+        tolerance = float(given.value)
+        if (tolerance if keyword.arg == "abs" else tolerance * abs(value)) >= half:
+            return False
+    return True
 
 
 def _is_approx(func: ast.expr) -> bool:

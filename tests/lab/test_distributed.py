@@ -181,6 +181,19 @@ def test_a_racing_worker_that_records_second_is_not_an_error(tmp_path: Path, mon
     finally:
         store.close()
 
+
+def test_a_step_handed_out_after_shutdown_leaves_its_run_pending_without_a_traceback() -> None:
+    """A worker's Ctrl-C once printed DBOS's traceback of a step that started after ``shutdown()`` had let go of the
+    lab ("not launched in this process"), an ``Exception``, so DBOS would record the run as failed. It is
+    ``Interrupted`` now, as a step dequeued while stopping: no outcome, the run stays pending for another worker."""
+    from tomo.lab import distributed
+
+    distributed.shutdown()  # nothing served here: a no-op, and the step finds nothing launched
+    data = {"suite_name": "small", "task": "t", "variant": "v", "args": ["run"], "model": "m", "repeat": 0}
+    with pytest.raises(distributed.Interrupted, match="this process is stopping"):
+        distributed._run_and_record.__wrapped__(data)
+
+
 # ---- PostgreSQL -------------------------------------------------------------------------------------------------
 # A throwaway cluster (tests/pg_cluster.py, as the team's and the console's tests make one).
 # Where PostgreSQL is missing the test skips with the reason, except under CI, where it fails.

@@ -145,9 +145,9 @@ def _job_of(data: dict[str, Any]) -> tuple[Job, RunSettings]:
 
 @DBOS.step(name="tomo_lab_run_job", retries_allowed=False)
 def _run_and_record(data: dict[str, Any]) -> dict[str, Any]:
-    served = _serving()
+    served = _served  # None: shutdown() ran while DBOS was handing this step out (the lab's tests saw it)
     key = key_of(data)
-    if served.stop.is_set():  # dequeued while this process was stopping: another one runs it
+    if served is None or served.stop.is_set():  # dequeued while this process was stopping: another one runs it
         raise Interrupted(f"{workflow_base(key)}: this process is stopping")
     if served.store.has(key):
         return {"recorded": False}  # recorded before DBOS noted this step, or by a worker taken for dead
@@ -164,12 +164,6 @@ def _run_and_record(data: dict[str, Any]) -> dict[str, Any]:
 @DBOS.workflow(name=WORKFLOW)
 def run_workflow(data: dict[str, Any]) -> dict[str, Any]:
     return _run_and_record(data)
-
-
-def _serving() -> _Served:
-    if _served is None:
-        raise ConfigError("the distributed lab is not launched in this process", hint="call distributed.launch()")
-    return _served
 
 
 # ---- serving ------------------------------------------------------------------------------------------------------

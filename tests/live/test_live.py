@@ -241,13 +241,13 @@ def test_tomo_run_tells_the_truth_about_a_fix(qwen: LiveServer, run_tomo: Callab
     before = _files(work)
     sandbox = "strict" if shutil.which("bwrap") else "local"
     done = run_tomo("run", (task / "task.txt").read_text().strip(), "--model", qwen.spec, "--root", str(work),
-                    "--sandbox", sandbox, "--exec-gate", "--yes", "--json", "--max-rounds", "2",
+                    "--sandbox", sandbox, "--exec-gate", "--yes", "--json", "--max-rounds", "1",
                     env={"TOMO_LOCAL_SERVERS": ""}, timeout=400)
     assert not re.search(r'File "[^"]*[/\\]tomo[/\\]', done.stderr), done.stderr  # no traceback of tomo's own
     result = json.loads(done.stdout)
     assert result["ended_by"] in ("model", "rounds") and result["error"] is None, result
     assert done.returncode == (0 if result["verified"] else 3), (done.returncode, result)
-    assert result["rounds"] <= 2
+    assert result["rounds"] <= 1  # one reply: 30-60 s of a 1.5B model on 2 cores, the suite's slowest test
     after = _files(work)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert sorted(result["files_changed"]) == changed, (result["files_changed"], changed)

@@ -88,11 +88,16 @@ RIGHT_GET = '''\
 
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
-    root = tmp_path / "cache"
-    (root / "tests").mkdir(parents=True)
-    (root / "cache.py").write_text(CACHE)
-    (root / "tests" / "test_cache.py").write_text(TESTS)
+    root = one_module(tmp_path / "cache", "cache", CACHE, TESTS)
     (root / "conftest.py").write_text("")
+    return root
+
+
+def one_module(root: Path, module: str, code: str, test: str) -> Path:
+    """A project of one module and its one test file (``tests/test_MODULE.py``)."""
+    (root / "tests").mkdir(parents=True)
+    (root / f"{module}.py").write_text(code)
+    (root / "tests" / f"test_{module}.py").write_text(test)
     return root
 
 
@@ -195,10 +200,7 @@ TEST_AGES = "from ages import is_adult\n\n\ndef test_eighteen_may_sign():\n    a
 
 
 async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it_in(strict, tmp_path):
-    root = tmp_path / "ages"
-    (root / "tests").mkdir(parents=True)
-    (root / "ages.py").write_text(AGES)
-    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
     rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"  # the whole definition, still wrong
     line = "The comparison must include 18:\n```\n6:     return age >= ADULT\n```\n"
     nineteen = "from ages import is_adult\n\n\ndef test_nineteen():\n    assert is_adult(19)\n"
@@ -217,10 +219,7 @@ async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it
 async def test_a_line_reply_that_changes_nothing_is_asked_again_the_same_request_hotter(strict, tmp_path):
     """Qwen 1.5B gave a wrong line back unchanged in most samples of one request and the corrected one in some; the
     same request again is cheap (the server has its prompt cached), so it is asked again before the trials move on."""
-    root = tmp_path / "ages"
-    (root / "tests").mkdir(parents=True)
-    (root / "ages.py").write_text(AGES)
-    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
     rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"
     echo = {"content": "Line 6 is wrong.\n```\n6:     return age > ADULT\n```"}
     quoted = {"content": "The comparison on line 6 leaves 18 out:\n```\n6: return age > ADULT\n```\nIt must be:\n"
@@ -247,10 +246,7 @@ TEST_TEMPERATURE = "from temperature import convert\n\n\ndef test_hundred():\n  
 async def test_the_line_form_shows_every_suspect_of_the_file_together(strict, tmp_path):
     """Shown `convert` alone, Qwen 1.5B wrote the fix of `to_celsius` (which `convert` calls) on a line of `convert`.
     A reply without a numbered line or an edit block is asked again like a line that changes nothing."""
-    root = tmp_path / "units"
-    (root / "tests").mkdir(parents=True)
-    (root / "temperature.py").write_text(TEMPERATURE)
-    (root / "tests" / "test_temperature.py").write_text(TEST_TEMPERATURE)
+    root = one_module(tmp_path / "units", "temperature", TEMPERATURE, TEST_TEMPERATURE)
     same = "def convert(value):\n    celsius = to_celsius(value)\n    return round(celsius, 1)\n"
     prose = {"content": "Line 2 divides with //, which drops the fraction."}
     fix = {"content": "```\n6: return (value - 32) * 5 / 9\n```"}  # the number of a line of convert
@@ -284,10 +280,7 @@ def test_a_corrected_line_under_a_wrong_number_or_in_prose_is_read_as_the_line_i
 
 
 async def test_line_replies_stop_at_the_rounds_kept_for_a_second_test(strict, tmp_path):
-    root = tmp_path / "ages"
-    (root / "tests").mkdir(parents=True)
-    (root / "ages.py").write_text(AGES)
-    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
     echo = {"content": "```\n6:     return age > ADULT\n```"}
     model = TemperedScript([block("python ages.py", "def is_adult(age):\n    return age > 19\n"), echo, echo])
     engine = engine_for(model, strict, root, max_rounds=3)  # two trials and the round kept for a second test
@@ -335,10 +328,7 @@ TEST_ROMAN = "from roman import to_roman\n\n\ndef test_nine():\n    assert to_ro
 
 async def test_a_table_the_suspect_uses_is_shown_whole_and_a_line_of_it_can_be_corrected(strict, tmp_path):
     """The lab's roman numeral bug is the order of a table over three lines; one-line constants alone hid it."""
-    root = tmp_path / "roman"
-    (root / "tests").mkdir(parents=True)
-    (root / "roman.py").write_text(ROMAN)
-    (root / "tests" / "test_roman.py").write_text(TEST_ROMAN)
+    root = one_module(tmp_path / "roman", "roman", ROMAN, TEST_ROMAN)
     wrong = "def to_roman(number):\n    return 'V' + 'IV' * (number == 9)\n"  # the first trial fails
     line = '```\n3:     (5, "V"), (4, "IV"), (1, "I"),\n2:     (10, "X"), (9, "IX"),\n```\n'
     nineteen = "from roman import to_roman\n\n\ndef test_nineteen():\n    assert to_roman(19) == 'XIX'\n"
@@ -382,10 +372,7 @@ def test_a_name_the_task_calls_and_nothing_defines_is_a_feature_to_add(strict, c
 async def test_a_fix_that_only_the_project_s_failing_test_passes_is_caught_by_a_second_test(strict, tmp_path):
     """Measured on the held-out suite: a trial passed the project's one failing test (and the rest of its tests) with
     a fix that is wrong for every other income, and tomo said verified. The second test is asked for then too."""
-    root = tmp_path / "ages"
-    (root / "tests").mkdir(parents=True)
-    (root / "ages.py").write_text(AGES)
-    (root / "tests" / "test_ages.py").write_text(TEST_AGES)
+    root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
     overfit = "def is_adult(age):\n    return True\n"
     child = "from ages import is_adult\n\n\ndef test_a_child_may_not_sign():\n    assert not is_adult(10)\n"
     model = TemperedScript([block("python ages.py", overfit), block("python", child),

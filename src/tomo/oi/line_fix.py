@@ -56,7 +56,7 @@ def _read(text: str, allowed: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for line in text.splitlines():
         match = _NUMBERED.match(line)
-        new = match[2].strip().strip("`").strip() if match else ""
+        new = _unquoted(match[2]) if match else ""
         if match and int(match[1]) in allowed and int(match[1]) not in found and new:
             found[int(match[1])] = new
     return found
@@ -74,7 +74,7 @@ def restated_lines(reply: str, lines: Sequence[str], allowed: set[int]) -> dict[
     for block in _FENCED.findall(reply):
         written += [_NUMBERED.sub(r"\2", line) for line in block.splitlines()]
     found: dict[int, str] = {}
-    for text in (w.strip().strip("`").strip() for w in written):
+    for text in map(_unquoted, written):
         number = _alike(text, shown) if text and text not in shown.values() else None
         if number is not None:
             found[number] = text
@@ -94,6 +94,11 @@ def anchored(changes: dict[int, str], lines: Sequence[str], allowed: set[int]) -
     return moved
 
 
+def _unquoted(text: str) -> str:
+    """``text`` without the backticks a model puts around a line of code (`` `x = 1` ``)."""
+    return text.strip().strip("`").strip()
+
+
 def _shown(lines: Sequence[str], allowed: set[int]) -> dict[int, str]:
     return {n: lines[n - 1].strip() for n in sorted(allowed) if 0 < n <= len(lines)}
 
@@ -105,6 +110,19 @@ def _alike(text: str, shown: dict[int, str]) -> int | None:
         return None
     (score, number), runner_up = scores[0], scores[1][0] if len(scores) > 1 else 0.0
     return number if score >= ALIKE and score - runner_up >= 0.05 else None
+
+
+def reply_fix(reply: str, root: Path, path: str, spans: Sequence[tuple[int, int]],
+              allowed: set[int]) -> tuple[dict[int, str], list[str]]:
+    """The lines a reply corrects in ``path`` and the edit blocks' code for them (:func:`corrected`): its numbered
+    lines, each moved to the shown line its text is alike to when its number points at a line nothing like it
+    (:func:`anchored`); when those change nothing, the lines of code it restates in prose (:func:`restated_lines`).
+    ({}, []) when it gives neither; (lines, []) when they change nothing or would not parse."""
+    lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    changes = anchored(numbered_lines(reply, allowed), lines, allowed)
+    blocks = corrected(root, path, changes, spans) if changes else []
+    restated = {} if blocks else restated_lines(reply, lines, allowed)
+    return (restated, corrected(root, path, restated, spans)) if restated else (changes, blocks)
 
 
 def corrected(root: Path, path: str, changes: dict[int, str], spans: Sequence[tuple[int, int]]) -> list[str]:

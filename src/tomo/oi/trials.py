@@ -53,11 +53,11 @@ from tomo.events import (
 )
 from tomo.models.base import at_temperature
 from tomo.models.messages import Message, Reply
-from tomo.oi.blocks import extract
+from tomo.oi.blocks import Block, extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
-from tomo.oi.line_fix import anchored, corrected, numbered_lines, numbered_view, restated_lines, spans_of
+from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
@@ -368,9 +368,8 @@ class Trials:
             reply = await self._ask(fix_request(task, repro, target, self.failed, is_class=is_class, focus=shown,
                                                 unchanged=self.same), hot=bool(self.seen), heat=self._heat())
             text = reply.message.content
-        blocks = self.engine._recognise(extract(text)).blocks
+        edits = self._edits(text, repro)
         self.since = self.summary.blocks + 1
-        edits = [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
         if not edits:
             self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
             self.seen.add("")
@@ -407,40 +406,35 @@ class Trials:
 
     async def _line_trial(self, task: str, repro: Repro | None, focus: Definition) -> str:
         """A trial's fix as corrected lines (:mod:`tomo.oi.line_fix`): the edit blocks tomo lays in, or the reply
-        itself when it has no numbered line (an edit block, if any). A reply whose lines change nothing, or only
-        what an earlier trial tried, is asked again, the same request and hotter, up to ``LINE_SAMPLES`` replies:
-        each is a round, but the server has the request's prompt cached, so a sample costs its ~50 tokens of reply
-        (2-10 s on 2 cores) where a new request costs 30-50 s to read. The lab saw Qwen 1.5B give the wrong line
-        back unchanged in most replies, and the right one in some of the same request's samples."""
+        itself when it gives no line (an edit block, if any). A reply whose lines change nothing, only what an
+        earlier line-form trial tried, or are missing, is asked again, the same request and hotter, up to
+        ``LINE_SAMPLES`` replies. Each is a round, but the server has the request's prompt cached: in the lab such
+        a reply took 12.6 s (median of 52; 5.7-38 s), a fresh request 24 s (median of 161). The lab saw Qwen 1.5B
+        give the wrong line back unchanged in most replies, and the right one in some of the same request's."""
         shown = sorted((d for d in self.suspects if d.path == focus.path), key=lambda d: d.start) or [focus]
         spans = spans_of(shown, [span for d in shown for span in self._constant_spans(d)])
         view, allowed = numbered_view(self.engine.root, focus.path, spans)
         request = line_request(task, repro, [d.name for d in shown], view, self.failed, unchanged=self.same)
         for sample in range(1, LINE_SAMPLES + 1):
             reply = await self._ask(request, hot=bool(self.seen), heat=self._heat())
-            lines = self._file_lines(focus)
-            changes = anchored(numbered_lines(reply.message.content, allowed), lines, allowed)
-            blocks = corrected(self.engine.root, focus.path, changes, spans) if changes else []
-            if not blocks:  # no number, or only lines as they are: a corrected line in its prose, if any
-                restated = restated_lines(reply.message.content, lines, allowed)
-                if restated:
-                    changes, blocks = restated, corrected(self.engine.root, focus.path, restated, spans)
+            changes, blocks = reply_fix(reply.message.content, self.engine.root, focus.path, spans, allowed)
             text = ("".join(f"```python {focus.path}\n{code}\n```\n" for code in blocks) if changes
-                    else reply.message.content)  # no numbered line: an edit block, if any
-            new = bool(blocks) and text not in self.lines if changes else self._has_edit(text, repro)
+                    else reply.message.content)
+            new = bool(blocks) and text not in self.lines if changes else bool(self._edits(text, repro))
             if new or sample == LINE_SAMPLES or not self._rounds_left(repro):
-                self.lines.add(text)
-                return text
+                break
             self.stale += 1
             why = ("were tried before" if blocks else "change nothing") if changes else "are missing"
             self.emit(Notice("info", f"the corrected lines {why}: the same request again, hotter (reply "
                                      f"{sample + 1} of {LINE_SAMPLES})"))
-        raise AssertionError("unreachable: the last sample returns")
+        if blocks:
+            self.lines.add(text)
+        return text
 
-    def _has_edit(self, text: str, repro: Repro | None) -> bool:
-        """Whether ``text`` has an edit block for a project file a trial may change."""
+    def _edits(self, text: str, repro: Repro | None) -> list[Block]:
+        """The edit blocks of ``text`` for project files a trial may change (never the reproduction)."""
         blocks = self.engine._recognise(extract(text)).blocks
-        return any(b.edits and b.target and not _protected(b.target, repro) for b in blocks)
+        return [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
 
     def _rounds_left(self, repro: Repro | None) -> bool:
         return self.summary.rounds < self.engine.max_rounds - self._reserved(repro)

@@ -85,8 +85,8 @@ def test_a_run_that_outlives_its_timeout_is_stopped_and_recorded(tmp_path: Path)
     script = tmp_path / "slow.json"
     script.write_text(json.dumps({"replies": [{"content": "```bash\nsleep 60\n```"}, {"content": "done"}]}))
     job = Job(task("fix-split-bill"), parse_variant("plain"), f"scripted:{script}", 0)
-    record = run_job(job, SMALL.name, RunSettings(timeout_s=6))
-    assert record.outcome == "timeout" and not record.claim and "stopped after 6 s" in record.error
+    record = run_job(job, SMALL.name, RunSettings(timeout_s=3))
+    assert record.outcome == "timeout" and not record.claim and "stopped after 3 s" in record.error
     assert record.wall_s < 30 and not record.solved
 
 

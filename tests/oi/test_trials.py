@@ -166,6 +166,50 @@ async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reprodu
     assert "<call double as the task says" in model.sent[0][-1].content
 
 
+REFUSING = SHAPES.replace('    """Twice x."""\n', '    """Twice x."""\n    if isinstance(x, int) and x < 0:\n'
+                          '        raise ValueError(f"x must be >= 0, got {x}")\n'
+                          '    if isinstance(x, str) and not x.isalpha():\n'
+                          '        raise TypeError(f"cannot double {x!r}")\n')
+
+
+async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_path_is_not_a_reproduction(strict,
+                                                                                                      shapes):
+    """Measured: 24 of the 30 reproductions Qwen 1.5B wrote and tomo kept in the lab failed on the task's reference
+    solution too; some failed by the code's own refusal of their input (`OutOfStock: cannot ship 8 ...`), one read
+    'path/to/your/file.csv'. Neither shows the problem, and no fix could ever pass them."""
+    (shapes / "shapes.py").write_text(REFUSING)
+    refused = "from shapes import double\n\n\ndef test_double():\n    assert double(-1) == -2\n"
+    placeholder = ('from shapes import double\n\n\ndef test_double():\n'
+                   '    assert double(len(open("path/to/your/file.txt").read())) == 4\n')
+    model = TemperedScript([block("python", refused), block("python", placeholder), block("python", REPRO),
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    assert len(rejected) == 2, rejected
+    assert ("`ValueError: x must be >= 0, got -1`, which shapes.py raises on purpose, and the task names no "
+            "ValueError") in rejected[0]
+    assert "it reads 'path/to/your/file.txt', an example's placeholder" in rejected[1]
+    assert "raises on purpose" in model.sent[1][-1].content  # the next request says why, to write a better one
+    assert engine.last.verified and (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
+
+
+@pytest.mark.parametrize(("task", "test"), [
+    ("double(-1) raises ValueError, but doubling -1 should give -2. Please fix double.", "double(-1) == -2"),
+    ("double('a-b') is refused, though twice 'a-b' is 'a-ba-b'. Please fix double.", "double('a-b') == 'a-ba-b'")],
+    ids=["the-task-names-the-error", "the-refusal-quotes-what-the-task-says"])
+async def test_a_refusal_the_task_reports_is_the_problem(strict, shapes, task: str, test: str):
+    (shapes / "shapes.py").write_text(REFUSING)
+    code = f"from shapes import double\n\n\ndef test_double():\n    assert {test}\n"
+    model = TemperedScript([block("python", code), block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    assert "reproduction kept: tests/test_tomo_repro.py fails before any fix" in [n.text for n in sink.of(Notice)]
+    assert engine.last.verified and engine.last.rounds == 3
+
+
 async def test_a_name_the_test_never_imported_is_imported_from_where_the_project_says(strict, shapes):
     (shapes / "shapes.py").write_text("from fractions import Fraction\n\n\n" + SHAPES)
     lazy = "def test_double():\n    assert double(Fraction(1, 2)) == 1\n    assert double(2) == 4\n"

@@ -22,6 +22,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.live)
+            item.add_marker(pytest.mark.xdist_group("live"))  # one worker, so one server per model, not one each
 
 
 @pytest.fixture(scope="session")

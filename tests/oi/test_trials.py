@@ -174,8 +174,8 @@ REFUSING = SHAPES.replace('    """Twice x."""\n', '    """Twice x."""\n    if is
 
 async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_path_is_not_a_reproduction(strict,
                                                                                                       shapes):
-    """Measured: 24 of the 30 reproductions Qwen 1.5B wrote and tomo kept in the lab failed on the task's reference
-    solution too; some failed by the code's own refusal of their input (`OutOfStock: cannot ship 8 ...`), one read
+    """Measured: 51 of 60 tests Qwen 1.5B wrote and tomo kept in the lab fail on the task's reference solution too;
+    five failed by the code's own refusal of their input (`OutOfStock: cannot ship 8 ...`), one read
     'path/to/your/file.csv'. Neither shows the problem, and no fix could ever pass them."""
     (shapes / "shapes.py").write_text(REFUSING)
     refused = "from shapes import double\n\n\ndef test_double():\n    assert double(-1) == -2\n"

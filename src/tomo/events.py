@@ -183,6 +183,19 @@ class BlockOutput(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ReproductionKept(Event):
+    """trials: a test tomo keeps to judge the fixes, as it was written. ``by``: "model" (the model's reproduction),
+    "task" (the task's own examples) or "second" (a second test that failed on a fix and judges the next trials).
+    Why its code: tomo cannot tell a test that asserts a wrong value from a right one; the lab can, by running it on
+    the task's reference solution (``tomo lab repros``)."""
+
+    kind: ClassVar[str] = "reproduction_kept"
+    path: str
+    code: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnded(Event):
     """oi: the turn's summary. ``ended_by``: model | rounds | refused | interrupted | error; ``outcome`` and
     ``reason``: what the harness certifies (see tomo.oi.engine.TurnSummary)."""

@@ -14,7 +14,7 @@ import pytest
 from oi import test_trials
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import SECOND, TEST_SHAPES, block, engine_for
-from tomo.events import ListSink, Notice
+from tomo.events import ListSink, Notice, ReproductionKept
 from tomo.oi.stated import Example, stated_examples, stated_test
 from tomo.oi.trials import trial_turn
 
@@ -60,6 +60,8 @@ async def test_a_stated_example_that_fails_now_is_the_reproduction_without_askin
     assert written == "from shapes import double\ndef test_the_task_s_example_1():\n    assert double(2) == 4\n"
     assert any(n.text.startswith("reproduction kept: the task's own examples (`double(2)` should give `4`)")
                for n in sink.of(Notice))
+    assert [(k.path, k.code, k.by) for k in sink.of(ReproductionKept)] == [("tests/test_tomo_repro.py", written,
+                                                                            "task")]
 
 
 async def test_an_example_on_an_object_the_task_does_not_define_drops_only_itself(strict, shapes: Path):

@@ -16,7 +16,7 @@ import pytest
 
 from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
-from tomo.events import BlockStarted, ListSink, Notice
+from tomo.events import BlockStarted, ListSink, Notice, ReproductionKept
 from tomo.oi.engine import Engine
 from tomo.oi.trials import Repro, fix_request, reproduce_request, runs_pytest, trial_turn
 
@@ -108,6 +108,8 @@ async def test_a_fix_that_only_the_model_s_own_weak_test_passes_is_caught_by_a_s
     assert summary.outcome == "verified" and summary.rounds == 4  # no third test: the second already judged it
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
     assert (shapes / "tests" / "test_tomo_repro_2.py").read_text() == SECOND  # it stays: it judged the fix
+    assert [(k.path, k.by) for k in sink.of(ReproductionKept)] == [("tests/test_tomo_repro.py", "model"),
+                                                                   ("tests/test_tomo_repro_2.py", "second")]
     last = model.sent[3][-1].content
     assert "A fix must pass this second test too" in last and "double(3) == 6" in last and "return 0" in last
     ran = commands(sink)
@@ -193,6 +195,9 @@ async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_pat
     assert "it reads 'path/to/your/file.txt', an example's placeholder" in rejected[1]
     assert "raises on purpose" in model.sent[1][-1].content  # the next request says why, to write a better one
     assert engine.last.verified and (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
+    # the one test kept, as written, for the lab to judge on a reference solution (`tomo lab repros`)
+    assert [(k.path, k.code, k.by) for k in sink.of(ReproductionKept)] == [("tests/test_tomo_repro.py", REPRO,
+                                                                            "model")]
 
 
 @pytest.mark.parametrize(("task", "test"), [

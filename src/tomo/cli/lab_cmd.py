@@ -282,25 +282,10 @@ def report_command(
     """Per variant and model: solved (by the oracle) with a 95% interval, false claims, tokens, wall time; paired
     A/B differences with an exact McNemar test; by task kind."""
     from tomo.lab import report as rep
-    from tomo.lab.records import as_dict, open_for_reading
+    from tomo.lab.records import as_dict
     from tomo.lab.runner import machine
 
-    store = open_for_reading(db)
-    try:
-        records = store.records(suite)
-    finally:
-        store.close()
-    if not records:
-        where = f" for suite {suite!r}" if suite else ""
-        raise ConfigError(f"no lab runs recorded{where} in {db or '.tomo/lab.sqlite'}",
-                          hint="run some with `tomo lab run SUITE --model SPEC`")
-    if variants:
-        known = sorted({r.variant for r in records})
-        unknown = [v for v in variants if v not in known]
-        if unknown:
-            raise ConfigError(f"no runs of variant {', '.join(map(repr, unknown))} recorded",
-                              hint=f"the variants recorded are {', '.join(known)}")
-        records = [r for r in records if r.variant in variants]
+    records = _recorded(db, suite, variants)
     suites = sorted({r.suite for r in records})
     if as_json:
         payload = {s: rep.to_json([r for r in records if r.suite == s]) for s in suites}
@@ -341,6 +326,77 @@ def report_command(
         except ImportError as exc:
             raise ConfigError("the plot needs matplotlib", hint="pip install -e '.[lab]'") from exc
         rich_console(stderr=True).print(f"wrote {plot}", highlight=False)
+
+
+def _recorded(db: str | None, suite: str | None, variants: list[str] | None) -> list[RunRecord]:
+    """The runs recorded in ``db`` (of ``suite``, of ``variants``): a usage error when there are none, or a variant
+    asked for has none."""
+    from tomo.lab.records import open_for_reading
+
+    store = open_for_reading(db)
+    try:
+        records = store.records(suite)
+    finally:
+        store.close()
+    if not records:
+        where = f" for suite {suite!r}" if suite else ""
+        raise ConfigError(f"no lab runs recorded{where} in {db or '.tomo/lab.sqlite'}",
+                          hint="run some with `tomo lab run SUITE --model SPEC`")
+    if variants:
+        known = sorted({r.variant for r in records})
+        unknown = [v for v in variants if v not in known]
+        if unknown:
+            raise ConfigError(f"no runs of variant {', '.join(map(repr, unknown))} recorded",
+                              hint=f"the variants recorded are {', '.join(known)}")
+        records = [r for r in records if r.variant in variants]
+    return records
+
+
+@lab_app.command("repros")
+def repros_command(
+    suite: str = typer.Argument(None, metavar="[SUITE]", help="Only this suite's runs (default: every suite)."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    variants: list[str] = typer.Option(None, "--variant", metavar="NAME",
+                                       help="Only this variant's runs (repeat for several; default: every one)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Were the tests tomo kept right? Each test a run kept to judge its fixes (`--strategy trials`: the
+    reproduction, the task's own examples, a second test), run alone on the task's reference solution, in tomo's
+    sandbox: a right test passes there. A wrong one (a value the task does not ask for) dooms every trial after it."""
+    import sys
+
+    from tomo.lab.repros import judge_kept
+    from tomo.lab.suite import load_suite
+
+    records = _recorded(db, suite, variants)
+    judged = []
+    for name in sorted({r.suite for r in records}):
+        try:
+            loaded = load_suite(name)
+        except ConfigError as exc:
+            rich_console(stderr=True).print(f"skipped suite {name!r}: {exc.message}", highlight=False)
+            continue
+        with rich_console(stderr=True).status(f"running the kept tests of {name} on the reference solutions"):
+            judged += judge_kept(loaded, [r for r in records if r.suite == name], sys.executable)
+    right = sum(t.right for t in judged)
+    by = {b: (sum(t.right for t in judged if t.by == b), sum(t.by == b for t in judged))
+          for b in dict.fromkeys(t.by for t in judged)}
+    if as_json:
+        typer.echo(json.dumps({"right": right, "kept": len(judged), "by": {b: {"right": r, "kept": n}
+                                                                          for b, (r, n) in by.items()},
+                               "tests": [{"task": t.task, "variant": t.variant, "model": t.model,
+                                          "repeat": t.repeat, "path": t.path, "by": t.by, "right": t.right,
+                                          "failure": t.failure} for t in judged]}, indent=2))
+        return
+    if not judged:
+        say("no kept tests in these runs' transcripts: only `--strategy trials` keeps tests, and runs recorded "
+            "before tomo wrote `reproduction_kept` events into its transcripts have none")
+        return
+    print_rows(["task", "variant", "by", "test", "on the reference", "failure"],
+               [[t.task, t.variant, t.by, t.path, ("right", "green") if t.right else ("wrong", "red"),
+                 t.failure[:100]] for t in judged])
+    said = ", ".join(f"{b} {r}/{n}" for b, (r, n) in by.items())
+    say(f"right on the reference: {right} of {len(judged)} kept tests ({said})")
 
 
 def _replace_section(path: Path, suite: str, section: str) -> None:

@@ -35,6 +35,7 @@ from tomo.events import (
     GateBlocked,
     JsonlSink,
     Notice,
+    ReproductionKept,
     Sink,
     TeeSink,
     TurnEnded,
@@ -56,7 +57,8 @@ class RunSink(RichSink):
         super().__init__(console)
         self._handlers.update({BlockStarted: self._block, BlockOutput: self._output, CodeRan: lambda e: None,
                                GateBlocked: self._gate, TurnEnded: self._ended if replay else lambda e: None,
-                               AssistantSaid: self._said_oi})
+                               AssistantSaid: self._said_oi,
+                               ReproductionKept: lambda e: None})  # for the lab: its notice says it to a person
 
     def _ended(self, e: TurnEnded) -> None:
         # A transcript holds the turn's events, not the session it was saved in, nor the error's text as the

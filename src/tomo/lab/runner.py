@@ -359,10 +359,11 @@ def judge(task: Task, copy: Path, python: str) -> tuple[bool, str]:
     if task.hidden.is_dir():
         shutil.copytree(task.hidden, copy, dirs_exist_ok=True)
     argv = [python if word == "python" else word for word in shlex.split(task.oracle)]
-    return asyncio.run(_oracle(argv, copy, task.timeout_s, python))
+    return asyncio.run(run_boxed(argv, copy, task.timeout_s, python))
 
 
-async def _oracle(argv: list[str], copy: Path, timeout_s: float, python: str) -> tuple[bool, str]:
+async def run_boxed(argv: list[str], copy: Path, timeout_s: float, python: str) -> tuple[bool, str]:
+    """``argv`` in ``copy``, in tomo's sandbox (strict where bubblewrap is installed): passed, and what it printed."""
     from tomo.sandbox.bwrap import find_bwrap
     from tomo.sandbox.factory import make_sandbox
     from tomo.sandbox.model import Limits

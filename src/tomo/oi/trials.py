@@ -49,6 +49,7 @@ from tomo.events import (
     ModelThinking,
     Notice,
     NullSink,
+    ReproductionKept,
     Sink,
 )
 from tomo.models.base import at_temperature
@@ -204,6 +205,7 @@ class Trials:
         if not why:
             repro, why, _output = await self._run_as_reproduction(path, code, by_model=False)
             if repro is not None:
+                self.emit(ReproductionKept(path, code, "task"))
                 said = "; ".join(f"`{e.call}` should give `{e.expected}`" for e in examples)
                 self.emit(Notice("info", f"reproduction kept: the task's own examples ({said}) fail before any fix; "
                                          f"tomo wrote them as {path}"))
@@ -265,6 +267,7 @@ class Trials:
                 continue
             kept, why, output = await self._run_as_reproduction(path, code)
             if kept is not None:
+                self.emit(ReproductionKept(path, code, "model"))
                 self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
                 return kept
             self.rejected = (code, _rejection(why, output) + " Write a better one.")
@@ -366,6 +369,7 @@ class Trials:
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))
             return True
+        self.emit(ReproductionKept(path, code, "second"))
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
                                     f"{path} judges the next trials with {repro.path}"))
         self.failed = (self._diff(fix), _tail(output, FAILURE_CHARS))

@@ -200,6 +200,20 @@ async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_pat
                                                                             "model")]
 
 
+async def test_a_test_that_reads_a_file_it_never_made_is_not_a_reproduction(strict, shapes):
+    missing = ('from shapes import double\n\n\ndef test_double():\n'
+               '    assert double(len(open("data/sizes.txt").read())) == 4\n')
+    model = TemperedScript([block("python", missing), block("python", REPRO), block("python shapes.py", RIGHT),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    assert len(rejected) == 1 and "FileNotFoundError: [Errno 2] No such file or directory: 'data/sizes.txt'" in (
+        rejected[0]) and "pytest's tmp_path" in rejected[0]
+    assert engine.last.verified
+
+
 @pytest.mark.parametrize(("task", "test"), [
     ("double(-1) raises ValueError, but doubling -1 should give -2. Please fix double.", "double(-1) == -2"),
     ("double('a-b') is refused, though twice 'a-b' is 'a-ba-b'. Please fix double.", "double('a-b') == 'a-ba-b'")],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -363,8 +364,6 @@ def repros_command(
     """Were the tests tomo kept right? Each test a run kept to judge its fixes (`--strategy trials`: the
     reproduction, the task's own examples, a second test), run alone on the task's reference solution, in tomo's
     sandbox: a right test passes there. A wrong one (a value the task does not ask for) dooms every trial after it."""
-    import sys
-
     from tomo.lab.repros import judge_kept
     from tomo.lab.suite import load_suite
 

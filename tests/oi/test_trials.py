@@ -200,6 +200,17 @@ async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_pat
                                                                             "model")]
 
 
+async def test_a_block_whose_first_line_names_the_test_file_is_read_without_it(strict, shapes):
+    """Measured: Qwen 1.5B put the test's path on the block's first line, and tomo ran `tests/test_tomo_repro.py`
+    as Python (a NameError for `tests`), twice in one lab run."""
+    model = TemperedScript([block("python", "tests/test_tomo_repro.py\n" + REPRO), block("python shapes.py", RIGHT),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    await trial_turn(engine, [], TASK, ListSink())
+    assert engine.last.verified and engine.last.rounds == 3
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
+
+
 async def test_a_test_that_reads_a_file_it_never_made_is_not_a_reproduction(strict, shapes):
     missing = ('from shapes import double\n\n\ndef test_double():\n'
                '    assert double(len(open("data/sizes.txt").read())) == 4\n')

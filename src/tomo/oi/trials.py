@@ -101,6 +101,7 @@ _RAISE_FRAMES = (
     re.compile(r"^>[ \t]+raise\b[^\n]*\n" + _ERROR + r"\n(?:E[^\n]*\n)*\n(?P<where>[^\s:][^:\n]*\.py):\d+: \w",
                re.MULTILINE),
 )
+_FILE_NAME_LINE = re.compile(r"(?:#\s*)?[\w.-]+(?:/[\w.-]+)*\.py:?")
 _QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 _PLACEHOLDER_PATH = re.compile(r"(?:^|/)path/to/|\byour[_-]?(?:file|path|dir|folder)\b", re.IGNORECASE)
 _NO_SUCH_FILE = re.compile(r"^E\s+(FileNotFoundError: [^\n]*)", re.MULTILINE)
@@ -884,9 +885,12 @@ def _fenced(code: str) -> str:
 
 
 def _first_python(text: str) -> str:
+    """The code of the reply's first python block, without a first line that only names a .py file: Qwen 1.5B wrote
+    the test's path as the block's first line (```` ```python\ntests/test_tomo_repro.py ````), a NameError."""
     for block in extract(text).blocks:
         if block.runner == "python" and block.code.strip():
-            return block.code
+            first, _, rest = block.code.lstrip("\n").partition("\n")
+            return rest if _FILE_NAME_LINE.fullmatch(first.strip()) else block.code
     return ""
 
 

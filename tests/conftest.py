@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def tomo_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    # the same terminal in every runner: a pytest-xdist worker inherits COLUMNS=80 and LINES=24 from execnet
+    # the same terminal in every runner: a pytest-xdist worker's environment carries COLUMNS=80 and LINES=24
     env["COLUMNS"] = "200"
     env.pop("LINES", None)
     env.update(extra)

@@ -60,6 +60,18 @@ def commands(sink: ListSink) -> list[str]:
     return [e.code.strip() for e in sink.of(BlockStarted)]
 
 
+async def refused_then_right(strict, shapes: Path, *refused: str) -> tuple[TemperedScript, Engine, ListSink,
+                                                                         list[str]]:
+    """A turn whose model writes each of ``refused`` as its reproduction, then REPRO, the right fix and SECOND; and
+    the "not a reproduction" notices it gave."""
+    model = TemperedScript([*(block("python", code) for code in refused), block("python", REPRO),
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    return model, engine, sink, [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+
+
 async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(strict, shapes):
     model = TemperedScript([block("python tests/test_mine.py", REPRO), block("python shapes.py", WRONG),
                             block("python shapes.py", RIGHT), block("python", SECOND)])
@@ -136,15 +148,10 @@ async def test_a_pass_that_never_ran_a_definition_the_task_names_is_not_verified
 async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduction(strict, shapes):
     passes = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
     broken = "def test_double():\n    assert triple(2) == 6\n"  # a name nothing defines: NameError
-    model = TemperedScript([block("python", passes), block("python", broken), block("python", REPRO),
-                            block("python shapes.py", RIGHT), block("python", SECOND)])
-    engine = engine_for(model, strict, shapes)
-    sink = ListSink()
-    await trial_turn(engine, [], TASK, sink)
+    model, engine, _sink, rejected = await refused_then_right(strict, shapes, passes, broken)
     assert engine.last.verified and engine.last.rounds == 5
     assert model.seen == [0.2, 0.8, 0.8, 0.2, 0.8]
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO
-    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 2 and "it passes" in rejected[0] and "`triple`, which nothing defines" in rejected[1]
     # each next request shows the rejected test and why: what the code does now, or the test's own mistake
     assert "assert add(1, 1) == 2" in model.sent[1][-1].content and "It passes now" in model.sent[1][-1].content
@@ -156,12 +163,7 @@ async def test_a_test_that_passes_or_fails_by_its_own_mistake_is_not_a_reproduct
 async def test_a_copied_placeholder_or_a_call_missing_arguments_is_not_a_reproduction(strict, shapes):
     placeholder = "from shapes import double\n\n\ndef test_double():\n    assert double(...) == expected\n"
     too_few = "from shapes import add\n\n\ndef test_add():\n    assert add(2) == 4\n"
-    model = TemperedScript([block("python", placeholder), block("python", too_few), block("python", REPRO),
-                            block("python shapes.py", RIGHT), block("python", SECOND)])
-    engine = engine_for(model, strict, shapes)
-    sink = ListSink()
-    await trial_turn(engine, [], TASK, sink)
-    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    model, engine, _sink, rejected = await refused_then_right(strict, shapes, placeholder, too_few)
     assert len(rejected) == 2 and "`expected`, which nothing defines" in rejected[0]
     assert "missing 1 required positional argument" in rejected[1]
     assert engine.last.verified and engine.last.rounds == 5
@@ -183,12 +185,7 @@ async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_pat
     refused = "from shapes import double\n\n\ndef test_double():\n    assert double(-1) == -2\n"
     placeholder = ('from shapes import double\n\n\ndef test_double():\n'
                    '    assert double(len(open("path/to/your/file.txt").read())) == 4\n')
-    model = TemperedScript([block("python", refused), block("python", placeholder), block("python", REPRO),
-                            block("python shapes.py", RIGHT), block("python", SECOND)])
-    engine = engine_for(model, strict, shapes)
-    sink = ListSink()
-    await trial_turn(engine, [], TASK, sink)
-    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    model, engine, sink, rejected = await refused_then_right(strict, shapes, refused, placeholder)
     assert len(rejected) == 2, rejected
     assert ("`ValueError: x must be >= 0, got -1`, which shapes.py raises on purpose, and the task names no "
             "ValueError") in rejected[0]
@@ -214,12 +211,7 @@ async def test_a_block_whose_first_line_names_the_test_file_is_read_without_it(s
 async def test_a_test_that_reads_a_file_it_never_made_is_not_a_reproduction(strict, shapes):
     missing = ('from shapes import double\n\n\ndef test_double():\n'
                '    assert double(len(open("data/sizes.txt").read())) == 4\n')
-    model = TemperedScript([block("python", missing), block("python", REPRO), block("python shapes.py", RIGHT),
-                            block("python", SECOND)])
-    engine = engine_for(model, strict, shapes)
-    sink = ListSink()
-    await trial_turn(engine, [], TASK, sink)
-    rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
+    _model, engine, _sink, rejected = await refused_then_right(strict, shapes, missing)
     assert len(rejected) == 1 and "FileNotFoundError: [Errno 2] No such file or directory: 'data/sizes.txt'" in (
         rejected[0]) and "pytest's tmp_path" in rejected[0]
     assert engine.last.verified

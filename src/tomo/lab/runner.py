@@ -203,9 +203,19 @@ def _git(copy: Path, *args: str) -> str:
     return done.stdout
 
 
+def copy_repo(task: Task, copy: Path) -> None:
+    """The task's repo/ at ``copy``, without caches a local run may have left in it."""
+    shutil.copytree(task.repo, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+
+
+def with_python(words: list[str], python: str) -> list[str]:
+    """A task's command with ``python`` for the word `python`: the lab's interpreter, whatever PATH holds."""
+    return [python if word == "python" else word for word in words]
+
+
 def _fresh_copy(task: Task, copy: Path) -> None:
     """The task's repo/ as a one-commit git checkout, so the diff is git's and history-aware tools see a project."""
-    shutil.copytree(task.repo, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    copy_repo(task, copy)
     _git(copy, "init", "-q")
     _git(copy, "add", "-A")
     _git(copy, "commit", "-q", "--no-verify", "-m", "task start")
@@ -358,8 +368,7 @@ def judge(task: Task, copy: Path, python: str) -> tuple[bool, str]:
     """hidden/ over the result, then the oracle in tomo's sandbox: strict (bubblewrap) where it is installed."""
     if task.hidden.is_dir():
         shutil.copytree(task.hidden, copy, dirs_exist_ok=True)
-    argv = [python if word == "python" else word for word in shlex.split(task.oracle)]
-    return asyncio.run(run_boxed(argv, copy, task.timeout_s, python))
+    return asyncio.run(run_boxed(with_python(shlex.split(task.oracle), python), copy, task.timeout_s, python))
 
 
 async def run_boxed(argv: list[str], copy: Path, timeout_s: float, python: str) -> tuple[bool, str]:

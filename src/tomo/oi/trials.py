@@ -946,10 +946,11 @@ def _refused(output: str, task: str) -> str:
     """Why a test fails by what it gave the code rather than by the problem ('' if not): an exception a `raise`
     statement outside the tests throws on purpose, or a file that does not exist, when the task names neither.
 
-    Measured: of 60 tests Qwen 1.5B wrote and tomo kept in eleven lab runs, 51 fail on the task's reference solution
-    too, so no fix could pass them; five of those failed by the code's own refusal of their input (`OutOfStock:
-    cannot ship 8 x C-300: only 7 on hand`, Fraction's `TypeError: both arguments should be Rational instances`).
-    A task about a wrong refusal names it (its traceback, or "raises PageOutOfRange")."""
+    Measured: of 60 tests Qwen 1.5B wrote and tomo kept in eleven lab runs (those rebuilt from the transcripts), 51
+    fail on the task's reference solution too, so no fix could pass them; five of those failed by the code's own
+    refusal of their input (`OutOfStock: cannot ship 8 x C-300: only 7 on hand`, Fraction's `TypeError: both
+    arguments should be Rational instances`). A task about a wrong refusal names it (its traceback, or "raises
+    PageOutOfRange")."""
     asked = set(_IDENTIFIER.findall(task))
     frames = sorted((m for pattern in _RAISE_FRAMES for m in pattern.finditer(output)), key=lambda m: m.start())
     if frames:

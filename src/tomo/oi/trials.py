@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 from tomo.errors import ModelError
 from tomo.events import (
     AssistantSaid,
+    BlockOutput,
     LimitReached,
     ModelCalled,
     ModelThinking,
@@ -59,6 +60,7 @@ from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
+from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
@@ -136,14 +138,16 @@ class Repro:
     path: str | None = None
     code: str = ""
     guards: list[tuple[str, str]] = field(default_factory=list)  # (path, code) of second tests a fix must pass too
+    by: str = "model"  # who wrote it: model, task (its own examples) or project (its failing tests)
 
 
 class Trials:
     """One trial turn (see the module). Built per turn by :func:`trial_turn`."""
 
     def __init__(self, engine: Engine, summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None],
-                 user: str = "") -> None:
+                 user: str = "", *, mutate: bool = False) -> None:
         self.engine = engine
+        self.mutate = mutate  # try one-token changes of what the failing test ran before asking for fixes
         self.user = user  # the task as the user wrote it (without the context pack)
         self.summary = summary
         self.gates = gates
@@ -153,6 +157,7 @@ class Trials:
         self.failed: tuple[str, str] | None = None  # the last trial that failed: its diff, and the failure
         self.messages: list[Message] = []  # the last exchange: what the session keeps
         self.suspects: list[Definition] = []  # what the failing test ran, in the order trials focus on them
+        self.ran: dict[str, set[int]] = {}  # the lines of each project file the failing test ran
         self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
         self.same = False  # the last trial gave the code back as it was
         self.stale = 0  # trials in a row that tried nothing new (no edit, the code unchanged, or an earlier fix)
@@ -173,17 +178,14 @@ class Trials:
         if repro is not None and repro.path:  # the model's own test: what it runs is checked against the task
             self.named = self._named()
             self.gates.watch_also = sorted({path for path, _name in self.named})
+        if self.mutate and repro is not None and await self._search(task, repro):
+            self._passed()
+            return
         while self._rounds_left(repro):
             if self.engine._end:
                 raise _Interrupted
             if await self._trial(task, repro) and await self._confirmed(task, repro):
-                self.summary.ended_by = "model"
-                missing = self._uncovered(self.since)
-                if missing:
-                    doubt = (f"the task names {', '.join(missing)}, which no passing test ran, so the change is not "
-                             "shown to do what the task asks there")
-                    self.gates.doubts.append(doubt)
-                    self.emit(Notice("warning", f"{doubt}: the turn stays unverified"))
+                self._passed()
                 return
         self.summary.ended_by = "rounds"
         self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
@@ -194,6 +196,18 @@ class Trials:
             self._record_restore()
             self.emit(Notice("info", f"no trial made the reproduction pass: {', '.join(written)} removed, every file "
                                      "is as the turn found it"))
+
+    def _passed(self) -> None:
+        """A fix passed: the turn ends, unverified when a definition the task names never ran green."""
+        self.summary.ended_by = "model"
+        missing = self._uncovered(self.since)
+        if missing:
+            self._doubt(f"the task names {', '.join(missing)}, which no passing test ran, so the change is not shown "
+                        "to do what the task asks there")
+
+    def _doubt(self, doubt: str) -> None:
+        self.gates.doubts.append(doubt)
+        self.emit(Notice("warning", f"{doubt}: the turn stays unverified"))
 
     async def _stated(self, path: str) -> Repro | None:
         """The task's own examples (a call and what it should give) as the reproduction, when they fail now by the
@@ -206,6 +220,7 @@ class Trials:
         if not why:
             repro, why, _output = await self._run_as_reproduction(path, code, by_model=False)
             if repro is not None:
+                repro.by = "task"
                 self.emit(ReproductionKept(path, code, "task"))
                 said = "; ".join(f"`{e.call}` should give `{e.expected}`" for e in examples)
                 self.emit(Notice("info", f"reproduction kept: the task's own examples ({said}) fail before any fix; "
@@ -248,7 +263,7 @@ class Trials:
                 command, output = check, await self._watched(check)
             self.emit(Notice("info", f"the project's check already fails ({', '.join(sorted(baseline)[:3])}): it is "
                                      "the reproduction the trials must make pass"))
-            repro = Repro(command, output)
+            repro = Repro(command, output, by="project")
             self._localise(repro)
             return repro
         path = self._repro_path()
@@ -413,6 +428,19 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
+        passed = await self._judged(repro, reports)
+        self._said("\n\n".join(reports))
+        if passed:
+            return True
+        self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
+                                 f"{'it' if len(changed) == 1 else 'them'}"))
+        self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
+        self._put_back(changed)
+        return False
+
+    async def _judged(self, repro: Repro | None, reports: list[str]) -> bool:
+        """Runs the reproduction, the second tests and the check on the laid-in fix, each after the last passed (the
+        reports gain their outputs): True when the check is green and ran the changed code."""
         check = self._check
         commands = [repro.command] if repro is not None and repro.command != check else []
         commands += [f"{check} {shlex.quote(path)}" for path, _code in (repro.guards if repro else [])]
@@ -420,13 +448,67 @@ class Trials:
             reports.append(await self._command(command))
             if not self.gates.checks[-1].green:
                 break
-        self._said("\n\n".join(reports))
-        if self.gates.checks[-1].green and self.gates.exec_evidence()[0]:  # green, and it ran the changed code
+        return self.gates.checks[-1].green and self.gates.exec_evidence()[0]
+
+    # ---- one-token changes (tomo.oi.mutants) ----------------------------------------------------------------
+
+    async def _search(self, task: str, repro: Repro) -> bool:
+        """The one-token changes of what the failing test ran (:mod:`tomo.oi.mutants`), each laid in and judged
+        like a model's fix, second test included: True when one passed. A fix found this way against the model's
+        own test stays unverified: the lab found most of the model's tests wrong, and a search finds whatever
+        satisfies the test it is given."""
+        candidates = self._mutants()
+        if not candidates:
+            return False
+        self.emit(Notice("info", f"tomo tries {len(candidates)} one-token changes of the lines the failing test ran "
+                                 "(an operator, a bound, a guard, a table's order), each judged by the reproduction "
+                                 "and the check, before it asks the model for a fix"))
+        for path, mutant in candidates:
+            if self.engine._end:
+                raise _Interrupted
+            if await self._mutant_trial(path, mutant, repro) and await self._confirmed(task, repro):
+                where = f"{path}:{mutant.line}: {mutant.what}"
+                self.emit(Notice("info", f"a one-token change passed the reproduction and the check: {where}"))
+                if repro.by == "model":
+                    self._doubt(f"the fix ({where}) is one tomo found by trying changes against a test the model "
+                                "wrote, whose expected values the task does not state")
+                return True
+        self.emit(Notice("info", "no one-token change made the reproduction and the check pass: the model's trials "
+                                 "go on"))
+        return False
+
+    def _mutants(self) -> list[tuple[str, Mutant]]:
+        """The candidates, suspect by suspect (the lines of its body the failing test ran, and the tables it uses),
+        each file's text changed once per candidate; at most ``MAX_MUTANTS`` in all."""
+        found: list[tuple[str, Mutant]] = []
+        seen: set[str] = set()
+        for suspect in self.suspects:
+            try:
+                text = (self.engine.root / suspect.path).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            lines = suspect.body & self.ran.get(suspect.path, set())
+            for mutant in mutants(text, lines, self._constant_spans(suspect)):
+                if mutant.text not in seen:
+                    seen.add(mutant.text)
+                    found.append((suspect.path, mutant))
+        return found[:MAX_MUTANTS]
+
+    async def _mutant_trial(self, path: str, mutant: Mutant, repro: Repro) -> bool:
+        """One candidate laid in and judged (:meth:`_judged`); put back unless it passed."""
+        self.since = self.summary.blocks + 1
+        (self.engine.root / path).write_bytes(mutant.text.encode("utf-8"))
+        number = self._next_block()
+        check = self.gates.record(number, "edit", f"{path}:{mutant.line}: {mutant.what}", 0, kind="neutral")
+        diff = self._diff([path])
+        self.emit(BlockOutput(number, f"tomo tried {mutant.what} ({path}, line {mutant.line})\n{diff}", 0, [],
+                              check.changed))
+        self.seen.add(_fingerprint(self.engine.root, [path]))
+        reports = [f"[tomo tried {mutant.what} in {path}, line {mutant.line}]\n{diff}"]
+        if await self._judged(repro, reports):
+            self._said("\n\n".join(reports))
             return True
-        self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
-                                 f"{'it' if len(changed) == 1 else 'them'}"))
-        self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
-        self._put_back(changed)
+        self._put_back([path])
         return False
 
     async def _line_trial(self, task: str, repro: Repro | None, focus: Definition) -> str:
@@ -539,7 +621,8 @@ class Trials:
         tested = self._tested(repro) or self.engine._target()
         preferred = [tested] if tested else []
         preferred += [(k.partition("::")[0], k.partition("::")[2]) for k in self.engine._targets]
-        self.suspects = suspects(self.engine.root, self.gates.checks[-1].lines, repro.output, preferred)
+        self.ran = {path: set(lines) for path, lines in self.gates.checks[-1].lines.items()}
+        self.suspects = suspects(self.engine.root, self.ran, repro.output, preferred)
         if self.suspects:
             self.emit(Notice("info", "the failing test ran " + ", ".join(f"`{d.name}` ({d.path})" for d in
                                                                           self.suspects) + ": the trials take them "
@@ -736,9 +819,11 @@ class _Interrupted(Exception):
     """Ctrl-C while the model was answering: the turn ends."""
 
 
-async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
+async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None, *,
+                     mutate: bool = False) -> list[Message]:
     """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`, which runs the turn
-    instead when trials cannot: a later turn of a session, or a check that is not pytest."""
+    instead when trials cannot: a later turn of a session, or a check that is not pytest. ``mutate``: try one-token
+    changes of what the failing test ran before the model's fixes (:mod:`tomo.oi.mutants`)."""
     sink = sink or NullSink()
     emit = sink.emit
     if history or not runs_pytest(engine.check):
@@ -751,7 +836,7 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
     gates = TurnGates(engine.root, exec_gate=engine.exec_gate, repro=engine.repro,
                       claim_repro=engine.claim == "repro")
     gates.start()
-    trials = Trials(engine, summary, gates, emit, user)
+    trials = Trials(engine, summary, gates, emit, user, mutate=mutate)
     emit(Notice("info", "trials: tomo asks for a test that reproduces the problem, then for fixes, each from the task "
                         "alone and each judged by that test and the project's check"))
     try:

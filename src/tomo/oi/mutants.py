@@ -1,0 +1,201 @@
+"""One-token changes of the lines a failing test ran: fixes tomo can try without a model.
+
+Why: in the lab (issue 27) Qwen2.5-Coder 1.5B had a right reproduction of `merge_busy`'s back-to-back bug (the task's
+own example) and still never touched the merge's `<`: every reply rewrote the validation above it. Many small bugs
+are one token away from their fix (`<` for `<=`, `//` for `/`, a floor division where a ceiling belongs, a guard
+that should not be there, two rows of a table in the wrong order), and a harness holding a failing test can try each
+such change in a second. A change is proposed here, never judged: the trials lay it in and the reproduction and the
+project's check judge it like any model's fix (:mod:`tomo.oi.trials`).
+
+Only the lines the failing run executed are changed (and the module constants those definitions use), so a search
+of a few dozen candidates covers the usual off-by-one, inverted-condition and wrong-operator bugs of a small
+function. Every candidate parses; none touches a string, a comment or a line the test did not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+MAX_MUTANTS = 80
+"""The most candidates one search proposes: at about a second of sandboxed test each, a minute or two."""
+
+_TOKEN_SWAPS: dict[str, tuple[str, ...]] = {
+    "<": ("<=",), "<=": ("<",), ">": (">=",), ">=": (">",), "==": ("!=",), "!=": ("==",),
+    "//": ("/",), "and": ("or",), "or": ("and",),
+}
+"""Operators and the ones a slip most often puts in their place (boundaries first: off-by-one is the commonest)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """A candidate fix: the whole new text of the file, and what changed (``line`` is 1-based) in words."""
+
+    line: int
+    what: str
+    text: str
+
+
+def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]] = (),
+            limit: int = MAX_MUTANTS) -> list[Mutant]:
+    """The candidates for ``text`` (a Python file): changes of its ``lines`` (1-based), and reorderings of the list
+    displays within ``constants`` (first and last line of each module constant). In the order of the lines, each
+    line's token swaps first; duplicates and changes that do not parse are dropped; at most ``limit``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    wanted = set(lines)
+    spans = list(constants)
+    candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans)]
+    candidates.sort(key=lambda m: m.line)  # stable: within a line, token swaps before structural changes
+    found: list[Mutant] = []
+    seen = {text}
+    for mutant in candidates:
+        if mutant.text in seen or not _parses(mutant.text):
+            continue
+        seen.add(mutant.text)
+        found.append(mutant)
+        if len(found) >= limit:
+            break
+    return found
+
+
+# ---- token swaps ----------------------------------------------------------------------------------------------
+
+
+def _token_swaps(text: str, lines: set[int]) -> Iterator[Mutant]:
+    """Each operator of the lines swapped for its neighbours (`<` and `<=`), `in` and `not in` each for the other."""
+    offsets = _line_offsets(text)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return
+    for index, token in enumerate(tokens):
+        row = token.start[0]
+        if row not in lines or token.type not in (tokenize.OP, tokenize.NAME):
+            continue
+        start = offsets[row - 1] + token.start[1]
+        end = offsets[token.end[0] - 1] + token.end[1]
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        previous = tokens[index - 1] if index else None
+        if token.string == "not" and following is not None and following.string == "in":
+            stop = offsets[following.end[0] - 1] + following.end[1]
+            yield Mutant(row, "`not in` → `in`", text[:start] + "in" + text[stop:])
+        elif token.string == "in" and not (previous is not None and previous.string == "not"):
+            yield Mutant(row, "`in` → `not in`", text[:start] + "not in" + text[end:])
+        for other in _TOKEN_SWAPS.get(token.string, ()):
+            yield Mutant(row, f"`{token.string}` → `{other}`", text[:start] + other + text[end:])
+
+
+# ---- structural changes ---------------------------------------------------------------------------------------
+
+
+def _structural(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """Floor division made a ceiling, an `if` negated or (without `else`) dropped with its body kept, an integer
+    moved by one (not an index: `pair[1]` for `pair[0]` is rarely the slip, and `[-1]` is everywhere): each on a
+    line the test ran."""
+    source = _Source(text)
+    indices = {id(n) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript) for n in ast.walk(sub.slice)}
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) not in lines:
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            left, right = source.segment(node.left), source.segment(node.right)
+            yield source.replaced(node, f"-(-({left}) // ({right}))", "floor division → ceiling division")
+        elif isinstance(node, ast.If):
+            yield from _guard_changes(source, node)
+        elif isinstance(node, ast.Constant) and type(node.value) is int and id(node) not in indices:
+            for step in (1, -1):
+                yield source.replaced(node, str(node.value + step), f"`{node.value}` → `{node.value + step}`")
+
+
+def _guard_changes(source: _Source, node: ast.If) -> Iterator[Mutant]:
+    """`if C:` negated, and one without `else` replaced by its body (a guard that should not be there: a later
+    layer that must override an earlier one, not only fill its gaps)."""
+    condition = source.segment(node.test)
+    yield source.replaced(node.test, f"not ({condition})", "condition negated")
+    if node.orelse:
+        return
+    body_start, body_end = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+    if body_start == node.lineno:  # `if C: x` on one line: nothing to dedent
+        return
+    indent = _indent(source.lines[node.lineno - 1])
+    body = source.lines[body_start - 1:body_end]
+    inner = min((_indent(line) for line in body if line.strip()), key=len, default=indent)
+    dedented = [indent + line[len(inner):] if line.startswith(inner) else line for line in body]
+    new = source.lines[:node.lineno - 1] + dedented + source.lines[(node.end_lineno or body_end):]
+    yield Mutant(node.lineno, f"`if {condition}:` dropped, its body kept", "".join(new))
+
+
+# ---- reorderings ----------------------------------------------------------------------------------------------
+
+
+def _reorderings(text: str, tree: ast.Module, spans: list[tuple[int, int]]) -> Iterator[Mutant]:
+    """Two neighbouring items of a list display in a module constant swapped (a table read in order, one row
+    misplaced: the lab's roman numerals had 9 after 5)."""
+    source = _Source(text)
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        if not any(first <= node.lineno <= last for first, last in spans):
+            continue
+        for display in ast.walk(node.value):
+            if not isinstance(display, ast.List):
+                continue
+            for a, b in zip(display.elts, display.elts[1:], strict=False):
+                first, second = source.segment(a), source.segment(b)
+                start, end = source.offset(a.lineno, a.col_offset), source.end_offset(b)
+                between = text[source.end_offset(a):source.offset(b.lineno, b.col_offset)]
+                new = text[:start] + second + between + first + text[end:]
+                yield Mutant(a.lineno, f"`{first}` and `{second}` swapped", new)
+
+
+# ---- text positions -------------------------------------------------------------------------------------------
+
+
+class _Source:
+    """A file's text with ast's positions (line, UTF-8 byte column) turned into string offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.starts = _line_offsets(text)
+
+    def offset(self, line: int, byte_column: int) -> int:
+        prefix = self.lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace")
+        return self.starts[line - 1] + len(prefix)
+
+    def end_offset(self, node: ast.expr | ast.stmt) -> int:
+        return self.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+    def segment(self, node: ast.expr | ast.stmt) -> str:
+        return self.text[self.offset(node.lineno, node.col_offset):self.end_offset(node)]
+
+    def replaced(self, node: ast.expr | ast.stmt, new: str, what: str) -> Mutant:
+        start = self.offset(node.lineno, node.col_offset)
+        return Mutant(node.lineno, what, self.text[:start] + new + self.text[self.end_offset(node):])
+
+
+def _line_offsets(text: str) -> list[int]:
+    starts, total = [], 0
+    for line in text.splitlines(keepends=True):
+        starts.append(total)
+        total += len(line)
+    starts.append(total)
+    return starts
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True

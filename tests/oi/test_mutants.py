@@ -1,0 +1,117 @@
+"""One-token changes (`tomo.oi.mutants`) and the trials that try them (`--mutants`) in the real sandbox.
+
+The bugs are the lab's: a merge that needs `<=` where it has `<`, a page count that floors, a layer guard that keeps
+the first value, a table with 9 after 5. The search proposes; the reproduction and the project's check decide, and a
+fix found against the model's own test is never called verified.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from oi.test_honest_outcomes import TemperedScript
+from oi.test_trials import REPRO, SECOND, SHAPES, TASK, block, engine_for
+from oi.test_trials import shapes as shapes  # the fixture: a project whose `double` adds 1 too many
+from tomo.events import ListSink, Notice
+from tomo.oi.mutants import mutants
+from tomo.oi.trials import trial_turn
+
+MERGE = '''\
+def merge(intervals):
+    """Merges "<" touching ranges."""
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+'''
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    return [new for old, new in zip(before.splitlines(), after.splitlines(), strict=False) if old != new]
+
+
+def test_operators_of_the_lines_the_test_ran_are_swapped_and_nothing_else_is_touched() -> None:
+    found = mutants(MERGE, [5])
+    whats = [m.what for m in found]
+    assert "`<` → `<=`" in whats and "`and` → `or`" in whats and "condition negated" in whats
+    fixed = next(m for m in found if m.what == "`<` → `<=`")
+    assert changed_lines(MERGE, fixed.text) == ["        if merged and start <= merged[-1][1]:"]
+    for mutant in found:
+        ast.parse(mutant.text)  # every candidate parses
+        assert mutant.line == 5 and '"<"' in mutant.text  # the docstring's "<" is text, never an operator
+        assert len(changed_lines(MERGE, mutant.text)) == 1  # one line, the one the test ran
+    assert all("[-2]" not in m.text and "[0][1]" not in m.text for m in found)  # an index is never moved
+    assert mutants(MERGE, []) == [] and mutants("def broken(:\n", [1]) == []
+    assert len(mutants(MERGE, range(1, 10), limit=3)) == 3
+
+
+def test_a_floor_a_guard_and_a_table_have_their_own_changes() -> None:
+    pages = "def pages(total, per_page):\n    return max(1, total // per_page)\n"
+    whats = {m.what: m.text for m in mutants(pages, [2])}
+    assert "return max(1, -(-(total) // (per_page)))" in whats["floor division → ceiling division"]
+    assert "return max(1, total / per_page)" in whats["`//` → `/`"]
+    layers = ("def load(layers):\n    merged = {}\n    for layer in layers:\n        for key, value in layer.items():\n"
+              "            if key not in merged:\n                merged[key] = value\n    return merged\n")
+    whats = {m.what: m.text for m in mutants(layers, [5])}
+    dropped = whats["`if key not in merged:` dropped, its body kept"]
+    assert "        for key, value in layer.items():\n            merged[key] = value\n    return merged" in dropped
+    assert "if key in merged:" in whats["`not in` → `in`"]
+    assert "if not (key not in merged):" in whats["condition negated"]
+    table = 'TABLE = [\n    (10, "X"), (5, "V"), (9, "IX"),\n    (1, "I"),\n]\n\n\ndef first(): return TABLE[0]\n'
+    swaps = [m for m in mutants(table, [], [(1, 4)]) if "swapped" in m.what]
+    assert [m.what for m in swaps] == ['`(10, "X")` and `(5, "V")` swapped', '`(5, "V")` and `(9, "IX")` swapped',
+                                       '`(9, "IX")` and `(1, "I")` swapped']
+    assert '(10, "X"), (9, "IX"), (5, "V"),' in swaps[1].text
+    assert mutants(table, [], []) == []  # a table only when it is one of the constants the suspects use
+
+
+async def test_a_one_token_fix_of_the_task_s_own_example_is_verified_without_a_model_fix(strict, shapes):
+    """`double` adds 1 too many; the task states `double(2) should give 4`. tomo tries `1` → `2` (the
+    reproduction still fails, put back) and `1` → `0`, which passes: the model is asked only for the second test."""
+    model = TemperedScript([block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5, but double(2) should give 4. Please fix double.", sink,
+                     mutate=True)
+    summary = engine.last
+    assert summary.outcome == "verified" and summary.rounds == 1 and len(model.sent) == 1
+    assert "Write a different test" in model.sent[0][-1].content  # the one request: the second test
+    assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()
+    said = [n.text for n in sink.of(Notice)]
+    assert any(t.startswith("tomo tries") and "one-token changes" in t for t in said)
+    assert any("passed the reproduction and the check: shapes.py:7: `1` → `0`" in t for t in said)
+    assert not any("stays unverified" in t for t in said)
+
+
+async def test_a_one_token_fix_of_the_model_s_own_test_is_never_called_verified(strict, shapes):
+    model = TemperedScript([block("python", REPRO), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink, mutate=True)
+    summary = engine.last
+    assert summary.outcome == "unverified" and not summary.verified and summary.rounds == 2
+    assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()  # the change stays, said as unverified
+    assert any("a test the model wrote" in n.text and "stays unverified" in n.text for n in sink.of(Notice))
+
+
+async def test_when_no_one_token_change_passes_the_model_s_trials_go_on_from_the_code_as_it_was(strict, shapes):
+    """A bug no single token fixes (a digit count added): every candidate (of the guard the test ran) is put back,
+    and the model's fix is judged on the code the turn found."""
+    counted = SHAPES.replace("    return add(x, x) + 1", "    if x < 0:\n        raise ValueError('no negatives')\n"
+                                                           "    return add(x, x) + len(str(x))")
+    (shapes / "shapes.py").write_text(counted)
+    right = "def double(x):\n    return add(x, x)\n"
+    model = TemperedScript([block("python shapes.py", right), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5, but double(2) should give 4. Please fix double.", sink,
+                     mutate=True)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 2
+    assert (shapes / "shapes.py").read_text() == SHAPES.replace('    """Twice x."""\n    return add(x, x) + 1',
+                                                                "    return add(x, x)")  # the model's whole def
+    said = [n.text for n in sink.of(Notice)]
+    assert any("tomo tries 5 one-token changes" in t for t in said)
+    assert any("no one-token change made the reproduction and the check pass" in t for t in said)

@@ -8,6 +8,7 @@ fix found against the model's own test is never called verified.
 from __future__ import annotations
 
 import ast
+import re
 
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import REPRO, SECOND, SHAPES, TASK, block, engine_for
@@ -115,3 +116,19 @@ async def test_when_no_one_token_change_passes_the_model_s_trials_go_on_from_the
     said = [n.text for n in sink.of(Notice)]
     assert any("tomo tries 5 one-token changes" in t for t in said)
     assert any("no one-token change made the reproduction and the check pass" in t for t in said)
+
+
+def test_a_shared_mutable_default_and_an_ascii_letter_class_have_their_own_changes() -> None:
+    cart = ('class Cart:\n    def __init__(self, owner: str, lines: dict[str, int] = {}) -> None:\n'
+            '        """A cart."""\n        self.lines = lines\n')
+    fixed = next(m for m in mutants(cart, [4]) if "shared default" in m.what)
+    assert fixed.text == ('class Cart:\n'
+                          '    def __init__(self, owner: str, lines: dict[str, int] | None = None) -> None:\n'
+                          '        """A cart."""\n        if lines is None:\n            lines = {}\n'
+                          '        self.lines = lines\n')
+    assert not [m for m in mutants(cart, []) if "shared default" in m.what]  # the body never ran: not a suspect
+    words = 'import re\n\n_WORD = re.compile(r"[a-z]+(?:\'[a-z]+)*")\nNOT_A_PATTERN = "[a-z]"\n'
+    found = mutants(words, [], [(3, 4)])
+    assert [m.what for m in found] == ["ASCII letters in `[a-z]+(?:'[a-z]+)*` made any letter"]
+    assert '_WORD = re.compile(r"[^\\W\\d_]+(?:\'[^\\W\\d_]+)*")\nNOT_A_PATTERN = "[a-z]"' in found[0].text
+    assert re.findall(r"[^\W\d_]+", "Le café, l'été 2024") == ["Le", "café", "l", "été"]  # what it stands for

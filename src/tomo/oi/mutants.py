@@ -50,7 +50,8 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
         return []
     wanted = set(lines)
     spans = list(constants)
-    candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans)]
+    candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans),
+                  *_mutable_defaults(text, tree, wanted), *_letter_classes(text, tree, wanted, spans)]
     candidates.sort(key=lambda m: m.line)  # stable: within a line, token swaps before structural changes
     found: list[Mutant] = []
     seen = {text}
@@ -152,6 +153,90 @@ def _reorderings(text: str, tree: ast.Module, spans: list[tuple[int, int]]) -> I
                 between = text[source.end_offset(a):source.offset(b.lineno, b.col_offset)]
                 new = text[:start] + second + between + first + text[end:]
                 yield Mutant(a.lineno, f"`{first}` and `{second}` swapped", new)
+
+
+# ---- idioms ---------------------------------------------------------------------------------------------------
+
+_MUTABLE_CALLS = frozenset({"list", "dict", "set"})
+_REGEX_FUNCTIONS = frozenset({"compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "subn",
+                              "split"})
+_ASCII_LETTERS = ("[a-zA-Z]", "[A-Za-z]", "[a-z]", "[A-Z]")
+_LETTERS = r"[^\W\d_]"
+"""Any letter in any script: a word character that is neither a digit nor the underscore."""
+
+
+def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """A parameter whose default is a list, dict or set made None, and the value built afresh in the body (every
+    call that leaves it out shares one object: a cart created empty gets another cart's items), for each definition
+    whose body the test ran."""
+    source = _Source(text)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not _ran_body(node, lines):
+            continue
+        arguments = [*node.args.posonlyargs, *node.args.args]
+        pairs = [*zip(arguments[len(arguments) - len(node.args.defaults):], node.args.defaults, strict=True),
+                 *((a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d is not None)]
+        first = node.body[0]
+        documented = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+            isinstance(first.value.value, str) and len(node.body) > 1
+        anchor = node.body[1] if documented else first
+        if anchor.lineno == node.lineno:  # `def f(x=[]): return x` on one line: no body to add to
+            continue
+        indent = _indent(source.lines[anchor.lineno - 1])
+        for argument, default in pairs:
+            if not _mutable(default):
+                continue
+            built = source.segment(default)
+            at = source.offset(anchor.lineno, 0)
+            insert = f"{indent}if {argument.arg} is None:\n{indent}    {argument.arg} = {built}\n"
+            start, end = source.offset(default.lineno, default.col_offset), source.end_offset(default)
+            new = text[:start] + "None" + text[end:at] + insert + text[at:]
+            hint = argument.annotation
+            if hint is not None and "None" not in source.segment(hint):  # `dict[str, int]` says None now too
+                new = new[:source.end_offset(hint)] + " | None" + new[source.end_offset(hint):]
+            yield Mutant(default.lineno, f"the shared default `{argument.arg}={built}` made None and built per call",
+                         new)
+
+
+def _mutable(node: ast.expr) -> bool:
+    if isinstance(node, ast.List | ast.Dict | ast.Set):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _MUTABLE_CALLS
+
+
+def _ran_body(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> bool:
+    return any(getattr(n, "lineno", None) in lines for stmt in node.body for n in ast.walk(stmt))
+
+
+def _letter_classes(text: str, tree: ast.Module, lines: set[int], spans: list[tuple[int, int]]) -> Iterator[Mutant]:
+    """An ASCII letter class in a regular expression (`[a-z]`) made any letter (`[^\\W\\d_]`): a word of "café"
+    or "Zürich" is chopped at the accent. For a pattern given to `re` on a line the test ran or in a constant the
+    suspects use."""
+    source = _Source(text)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                and node.func.attr in _REGEX_FUNCTIONS and node.args):
+            continue
+        pattern = node.args[0]
+        if not (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str)):
+            continue
+        if pattern.lineno not in lines and not any(a <= pattern.lineno <= b for a, b in spans):
+            continue
+        value = pattern.value
+        for ascii_class in _ASCII_LETTERS:
+            value = value.replace(ascii_class, _LETTERS)
+        if value != pattern.value:
+            yield source.replaced(pattern, _literal(value, source.segment(pattern)),
+                                  f"ASCII letters in `{pattern.value}` made any letter")
+
+
+def _literal(value: str, written: str) -> str:
+    """``value`` as a string literal, raw like ``written`` when it was raw and can stay so."""
+    quote = written[1:2]
+    if written[:1] in "rR" and quote in "'\"" and quote not in value and not value.endswith("\\"):
+        return f"r{quote}{value}{quote}"
+    return repr(value)
 
 
 # ---- text positions -------------------------------------------------------------------------------------------

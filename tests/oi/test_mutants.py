@@ -88,12 +88,16 @@ async def test_a_one_token_fix_of_the_task_s_own_example_is_verified_without_a_m
 
 
 async def test_a_one_token_fix_of_the_model_s_own_test_is_never_called_verified(strict, shapes):
-    model = TemperedScript([block("python", REPRO), block("python", SECOND)])
+    """...and, since there is no claim to guard, no second test is asked for: the lab's model wrote a wrong one that
+    put a right fix back."""
+    wrong_second = "from shapes import double\n\n\ndef test_double_three():\n    assert double(3) == 7\n"
+    model = TemperedScript([block("python", REPRO), block("python", wrong_second)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink, mutate=True)
     summary = engine.last
-    assert summary.outcome == "unverified" and not summary.verified and summary.rounds == 2
+    assert summary.outcome == "unverified" and not summary.verified and summary.rounds == 1
+    assert len(model.sent) == 1 and not (shapes / "tests" / "test_tomo_repro_2.py").exists()
     assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()  # the change stays, said as unverified
     assert any("a test the model wrote" in n.text and "stays unverified" in n.text for n in sink.of(Notice))
 

@@ -8,7 +8,6 @@ fix found against the model's own test is never called verified.
 from __future__ import annotations
 
 import ast
-import re
 
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import REPRO, SECOND, SHAPES, TASK, block, engine_for
@@ -135,4 +134,6 @@ def test_a_shared_mutable_default_and_an_ascii_letter_class_have_their_own_chang
     found = mutants(words, [], [(3, 4)])
     assert [m.what for m in found] == ["ASCII letters in `[a-z]+(?:'[a-z]+)*` made any letter"]
     assert '_WORD = re.compile(r"[^\\W\\d_]+(?:\'[^\\W\\d_]+)*")\nNOT_A_PATTERN = "[a-z]"' in found[0].text
-    assert re.findall(r"[^\W\d_]+", "Le café, l'été 2024") == ["Le", "café", "l", "été"]  # what it stands for
+    space: dict[str, object] = {}
+    exec(found[0].text, space)  # the changed module: its pattern keeps accented words whole, digits out
+    assert space["_WORD"].findall("Le café et l'été 2024") == ["Le", "café", "et", "l'été"]  # type: ignore[attr-defined]

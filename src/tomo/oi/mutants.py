@@ -20,6 +20,8 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from tomo.oi.stated import replace_nodes
+
 MAX_MUTANTS = 80
 """The most candidates one search proposes: at about a second of sandboxed test each, a minute or two."""
 
@@ -99,36 +101,36 @@ def _structural(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant
     """Floor division made a ceiling, an `if` negated or (without `else`) dropped with its body kept, an integer
     moved by one (not an index: `pair[1]` for `pair[0]` is rarely the slip, and `[-1]` is everywhere): each on a
     line the test ran."""
-    source = _Source(text)
     indices = {id(n) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript) for n in ast.walk(sub.slice)}
     for node in ast.walk(tree):
         if getattr(node, "lineno", None) not in lines:
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-            left, right = source.segment(node.left), source.segment(node.right)
-            yield source.replaced(node, f"-(-({left}) // ({right}))", "floor division → ceiling division")
+            left, right = _segment(text, node.left), _segment(text, node.right)
+            yield _replaced(text, node, f"-(-({left}) // ({right}))", "floor division → ceiling division")
         elif isinstance(node, ast.If):
-            yield from _guard_changes(source, node)
+            yield from _guard_changes(text, node)
         elif isinstance(node, ast.Constant) and type(node.value) is int and id(node) not in indices:
             for step in (1, -1):
-                yield source.replaced(node, str(node.value + step), f"`{node.value}` → `{node.value + step}`")
+                yield _replaced(text, node, str(node.value + step), f"`{node.value}` → `{node.value + step}`")
 
 
-def _guard_changes(source: _Source, node: ast.If) -> Iterator[Mutant]:
+def _guard_changes(text: str, node: ast.If) -> Iterator[Mutant]:
     """`if C:` negated, and one without `else` replaced by its body (a guard that should not be there: a later
     layer that must override an earlier one, not only fill its gaps)."""
-    condition = source.segment(node.test)
-    yield source.replaced(node.test, f"not ({condition})", "condition negated")
+    condition = _segment(text, node.test)
+    yield _replaced(text, node.test, f"not ({condition})", "condition negated")
     if node.orelse:
         return
     body_start, body_end = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
     if body_start == node.lineno:  # `if C: x` on one line: nothing to dedent
         return
-    indent = _indent(source.lines[node.lineno - 1])
-    body = source.lines[body_start - 1:body_end]
+    lines = text.splitlines(keepends=True)
+    indent = _indent(lines[node.lineno - 1])
+    body = lines[body_start - 1:body_end]
     inner = min((_indent(line) for line in body if line.strip()), key=len, default=indent)
     dedented = [indent + line[len(inner):] if line.startswith(inner) else line for line in body]
-    new = source.lines[:node.lineno - 1] + dedented + source.lines[(node.end_lineno or body_end):]
+    new = lines[:node.lineno - 1] + dedented + lines[(node.end_lineno or body_end):]
     yield Mutant(node.lineno, f"`if {condition}:` dropped, its body kept", "".join(new))
 
 
@@ -138,7 +140,6 @@ def _guard_changes(source: _Source, node: ast.If) -> Iterator[Mutant]:
 def _reorderings(text: str, tree: ast.Module, spans: list[tuple[int, int]]) -> Iterator[Mutant]:
     """Two neighbouring items of a list display in a module constant swapped (a table read in order, one row
     misplaced: the lab's roman numerals had 9 after 5)."""
-    source = _Source(text)
     for node in tree.body:
         if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
             continue
@@ -148,11 +149,9 @@ def _reorderings(text: str, tree: ast.Module, spans: list[tuple[int, int]]) -> I
             if not isinstance(display, ast.List):
                 continue
             for a, b in zip(display.elts, display.elts[1:], strict=False):
-                first, second = source.segment(a), source.segment(b)
-                start, end = source.offset(a.lineno, a.col_offset), source.end_offset(b)
-                between = text[source.end_offset(a):source.offset(b.lineno, b.col_offset)]
-                new = text[:start] + second + between + first + text[end:]
-                yield Mutant(a.lineno, f"`{first}` and `{second}` swapped", new)
+                first, second = _segment(text, a), _segment(text, b)
+                yield Mutant(a.lineno, f"`{first}` and `{second}` swapped",
+                             replace_nodes(text, [(a, second), (b, first)]))
 
 
 # ---- idioms ---------------------------------------------------------------------------------------------------
@@ -169,7 +168,7 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
     """A parameter whose default is a list, dict or set made None, and the value built afresh in the body (every
     call that leaves it out shares one object: a cart created empty gets another cart's items), for each definition
     whose body the test ran."""
-    source = _Source(text)
+    lines_of = text.splitlines(keepends=True)
     for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not _ran_body(node, lines):
             continue
@@ -182,20 +181,19 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
         anchor = node.body[1] if documented else first
         if anchor.lineno == node.lineno:  # `def f(x=[]): return x` on one line: no body to add to
             continue
-        indent = _indent(source.lines[anchor.lineno - 1])
+        indent = _indent(lines_of[anchor.lineno - 1])
         for argument, default in pairs:
             if not _mutable(default):
                 continue
-            built = source.segment(default)
-            at = source.offset(anchor.lineno, 0)
-            insert = f"{indent}if {argument.arg} is None:\n{indent}    {argument.arg} = {built}\n"
-            start, end = source.offset(default.lineno, default.col_offset), source.end_offset(default)
-            new = text[:start] + "None" + text[end:at] + insert + text[at:]
+            built = _segment(text, default)
+            fresh = f"if {argument.arg} is None:\n{indent}    {argument.arg} = {built}\n{indent}"
+            edits: list[tuple[ast.expr | ast.stmt, str]] = [(default, "None"),
+                                                            (anchor, fresh + _segment(text, anchor))]
             hint = argument.annotation
-            if hint is not None and "None" not in source.segment(hint):  # `dict[str, int]` says None now too
-                new = new[:source.end_offset(hint)] + " | None" + new[source.end_offset(hint):]
+            if hint is not None and "None" not in _segment(text, hint):  # `dict[str, int]` says None now too
+                edits.append((hint, _segment(text, hint) + " | None"))
             yield Mutant(default.lineno, f"the shared default `{argument.arg}={built}` made None and built per call",
-                         new)
+                         replace_nodes(text, edits))
 
 
 def _mutable(node: ast.expr) -> bool:
@@ -212,7 +210,6 @@ def _letter_classes(text: str, tree: ast.Module, lines: set[int], spans: list[tu
     """An ASCII letter class in a regular expression (`[a-z]`) made any letter (`[^\\W\\d_]`): a word of "café"
     or "Zürich" is chopped at the accent. For a pattern given to `re` on a line the test ran or in a constant the
     suspects use."""
-    source = _Source(text)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
@@ -227,8 +224,8 @@ def _letter_classes(text: str, tree: ast.Module, lines: set[int], spans: list[tu
         for ascii_class in _ASCII_LETTERS:
             value = value.replace(ascii_class, _LETTERS)
         if value != pattern.value:
-            yield source.replaced(pattern, _literal(value, source.segment(pattern)),
-                                  f"ASCII letters in `{pattern.value}` made any letter")
+            yield _replaced(text, pattern, _literal(value, _segment(text, pattern)),
+                            f"ASCII letters in `{pattern.value}` made any letter")
 
 
 def _literal(value: str, written: str) -> str:
@@ -239,30 +236,15 @@ def _literal(value: str, written: str) -> str:
     return repr(value)
 
 
-# ---- text positions -------------------------------------------------------------------------------------------
+# ---- text -------------------------------------------------------------------------------------------
 
 
-class _Source:
-    """A file's text with ast's positions (line, UTF-8 byte column) turned into string offsets."""
+def _segment(text: str, node: ast.expr | ast.stmt) -> str:
+    return ast.get_source_segment(text, node) or ""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.lines = text.splitlines(keepends=True)
-        self.starts = _line_offsets(text)
 
-    def offset(self, line: int, byte_column: int) -> int:
-        prefix = self.lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace")
-        return self.starts[line - 1] + len(prefix)
-
-    def end_offset(self, node: ast.expr | ast.stmt) -> int:
-        return self.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-    def segment(self, node: ast.expr | ast.stmt) -> str:
-        return self.text[self.offset(node.lineno, node.col_offset):self.end_offset(node)]
-
-    def replaced(self, node: ast.expr | ast.stmt, new: str, what: str) -> Mutant:
-        start = self.offset(node.lineno, node.col_offset)
-        return Mutant(node.lineno, what, self.text[:start] + new + self.text[self.end_offset(node):])
+def _replaced(text: str, node: ast.expr | ast.stmt, new: str, what: str) -> Mutant:
+    return Mutant(node.lineno, what, replace_nodes(text, [(node, new)]))
 
 
 def _line_offsets(text: str) -> list[int]:

@@ -127,10 +127,11 @@ def test_the_ceiling_answers_trials_with_a_reproduction_then_edit_blocks() -> No
     assert len(failing) == 2 and failing[0].startswith("The fix:") and "```python tests/" in failing[1]
 
 
-def test_the_trials_ceiling_passes_a_feature_that_changes_an_existing_test(tmp_path: Path) -> None:
+def test_the_trials_ceiling_solves_a_feature_that_changes_an_existing_test_unverified(tmp_path: Path) -> None:
     # feature-latency-median adds a key the visible test_summary pins: the fix must change that test too
     heldout = load_suite("heldout")
     job = Job(heldout.select(["feature-latency-median"])[0], parse_variant(f"trials={TRIALS}"), REFERENCE, 0)
     record = run_job(job, heldout.name, RunSettings(timeout_s=240))
-    assert record.error == "" and record.solved and record.claim and record.outcome == "verified"
-    assert "tests/test_latency.py" in record.diff and "tests/test_tomo_repro.py" in record.diff
+    assert record.error == "" and record.solved and record.outcome == "unverified" and not record.claim
+    # a feature with no example of its own gets no test (tomo.oi.feature), so nothing failed before the change
+    assert "tests/test_latency.py" in record.diff and "tests/test_tomo_repro.py" not in record.diff

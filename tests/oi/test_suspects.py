@@ -158,7 +158,7 @@ async def test_each_trial_in_a_row_that_tries_nothing_new_is_sampled_hotter_up_t
 
 async def test_a_missing_feature_has_no_suspects(strict, cache):
     """A reproduction that fails on a name the task asks for ran only the code around the gap."""
-    task = "Please add Cache.size(), the number of entries."
+    task = "Cache needs a size(), the number of entries."  # no "add": a feature tomo knows gets no model test
     repro = "from cache import Cache\n\n\ndef test_size():\n    cache = Cache(2)\n    cache.put('a', 1)\n" \
             "    assert cache.size() == 1\n"
     fixed = CACHE.replace("        return self._data[key]\n", "        self._data.move_to_end(key)\n        return "

@@ -311,7 +311,8 @@ async def test_a_missing_name_is_the_problem_only_when_the_task_asks_for_it(stri
                             block("python shapes.py", "def triple(x):\n    return x * 3\n"), block("python", zero)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
-    await trial_turn(engine, [], "Please add triple(x) to shapes.py: three times x.", sink)
+    # worded as a need, not "add": a feature task tomo knows (tomo.oi.feature) asks the model for no test at all
+    await trial_turn(engine, [], "shapes.py needs triple(x): three times x.", sink)
     rejected = [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
     assert len(rejected) == 1 and "has no attribute 'cached'" in rejected[0] and "names no `cached`" in rejected[0]
     # `triple` cannot be imported yet (pytest exit 2, at collection), and the task asks for it: that is the problem

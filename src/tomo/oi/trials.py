@@ -58,6 +58,7 @@ from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import Block, extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
+from tomo.oi.feature import BUILTINS, CALL, asked_for, feature_request, missing, shown, touched
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
@@ -86,14 +87,11 @@ FAILURE_CHARS = 1500
 DIFF_LINES = 40
 """The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
 _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
                              r"fixture '[^']+' not found|ImportError(?!: cannot import name)|"
                              r"missing \d+ required (?:positional|keyword-only) argument")
 _MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
-"""Names a task can call without the project defining them: builtins and the methods of builtin types."""
 # a frame whose line is a `raise` statement, the exception it raised and where: pytest's --tb=short, then its long
 # form (the default: the frame's source, `>` at the raise, E lines, then `path.py:N: ExceptionName`)
 _ERROR = r"E[ \t]+(?P<error>(?:[A-Za-z_][\w.]*\.)?(?P<name>[A-Za-z_]\w*)\b[^\n]*)"
@@ -164,6 +162,7 @@ class Trials:
         self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
         self.since = 0  # the first block of the current trial
         self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
+        self.asked: list[str] = []  # the names a feature task asks to add (tomo.oi.feature); [] for a fix
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -171,6 +170,11 @@ class Trials:
     # ---- the turn ---------------------------------------------------------------------------------------------
 
     async def run(self, task: str, baseline: set[str] | None) -> None:
+        self.asked = asked_for(self.user, self._sources())
+        if self.asked:
+            self.emit(Notice("info", f"a feature: the task asks for {_listed(self.asked)}, which the code does not "
+                                     "have yet. tomo shows the files it touches and asks for the whole change at "
+                                     "once; each trial must add every one of them"))
         repro = await self._reproduce(task, baseline)
         if repro is None:
             self.emit(Notice("warning", "no reproduction: the trials are judged by the project's check alone, so "
@@ -270,6 +274,10 @@ class Trials:
         stated = await self._stated(path)
         if stated is not None:
             return stated
+        if self.asked:  # the lab's tests of a feature tested something else (tomo.oi.feature)
+            self.emit(Notice("info", "tomo asks the model for no test of a feature (in the lab its tests of a feature "
+                                     "tested something else): the trials are judged by the project's check"))
+            return None
         for attempt in range(REPRO_TRIES):
             if self.summary.rounds >= self.engine.max_rounds - 2:  # a trial, and the second test, need a round each
                 return None
@@ -361,7 +369,7 @@ class Trials:
         False: the trial does not stand."""
         if repro is None or repro.guards or self.summary.rounds >= self.engine.max_rounds:
             return True
-        fix = [p for p in self.gates.files_changed() if not _protected(p, repro)]
+        fix = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
         path = self._repro_path()
         again = (repro.code, "This test shows the problem. Write a different test of what the task asks (another "
                              "call from the task, or another thing it says must hold), so a fix is checked twice."
@@ -398,7 +406,10 @@ class Trials:
         target = self._tested(repro) or self.engine._target()
         is_class = target is not None and self._is_class(*target)
         focus, by_line = self._focus()
-        if focus is not None and by_line:
+        if self.asked:
+            text = (await self._ask(self._feature_request(task, repro), hot=bool(self.seen),
+                                    heat=self._heat())).message.content
+        elif focus is not None and by_line:
             text = await self._line_trial(task, repro, focus)
         else:
             shown: tuple[str, str, str] | None = None
@@ -416,7 +427,7 @@ class Trials:
             self.stale += 1
             return False
         reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
-        changed = [p for p in self.gates.files_changed() if not _protected(p, repro)]
+        changed = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
         key = _fingerprint(self.engine.root, changed)
         self.same = not changed
         self.stale = self.stale + 1 if not changed or key in self.seen else 0
@@ -428,12 +439,17 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        passed = await self._judged(repro, reports)
+        lacking = missing(self.asked, self._sources(changed))
+        if lacking:
+            reports.append(f"[tomo: the task asks for {_listed(lacking)}, which the code still lacks after this "
+                           "trial: nothing was run]")
+        passed = not lacking and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
         if passed:
             return True
         self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
-                                 f"{'it' if len(changed) == 1 else 'them'}"))
+                                 f"{'it' if len(changed) == 1 else 'them'}"
+                         + (f" (it lacks {_listed(lacking)})" if lacking else "")))
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         self._put_back(changed)
         return False
@@ -448,7 +464,10 @@ class Trials:
             reports.append(await self._command(command))
             if not self.gates.checks[-1].green:
                 break
-        return self.gates.checks[-1].green and self.gates.exec_evidence()[0]
+        # a feature with no reproduction is judged by the check alone, which may not reach the new code (a new
+        # event's branch): the turn cannot be verified then (no red before the change), but its change can stand
+        unjudged = repro is None and bool(self.asked)
+        return self.gates.checks[-1].green and (unjudged or self.gates.exec_evidence()[0])
 
     # ---- one-token changes (tomo.oi.mutants) ----------------------------------------------------------------
 
@@ -541,10 +560,30 @@ class Trials:
             self.lines.add(text)
         return text
 
+    def _feature_request(self, task: str, repro: Repro | None) -> str:
+        """A feature trial's request (:func:`tomo.oi.feature.feature_request`): the files the task touches, as they
+        are now (a failed trial was put back)."""
+        sources = {p: t for p, t in self._sources().items() if not is_test_path(p)}
+        files = shown(self.engine.root, touched(self.user, sources), self.user)
+        return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
+                               failed=_earlier_fix(self.failed).strip())
+
+    def _protected(self, path: str, repro: Repro | None) -> bool:
+        return _protected(path, repro, feature=bool(self.asked))
+
+    def _sources(self, also: Sequence[str] = ()) -> dict[str, str]:
+        """The project's Python files as they are now (path -> text): those the turn found, and ``also``."""
+        out: dict[str, str] = {}
+        for path in dict.fromkeys([*self.gates.baseline.hashes, *also]):
+            if path.endswith(".py"):
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    out[path] = (self.engine.root / path).read_text(encoding="utf-8")
+        return out
+
     def _edits(self, text: str, repro: Repro | None) -> list[Block]:
         """The edit blocks of ``text`` for project files a trial may change (never the reproduction)."""
         blocks = self.engine._recognise(extract(text)).blocks
-        return [b for b in blocks if b.edits and b.target and not _protected(b.target, repro)]
+        return [b for b in blocks if b.edits and b.target and not self._protected(b.target, repro)]
 
     def _rounds_left(self, repro: Repro | None) -> bool:
         return self.summary.rounds < self.engine.max_rounds - self._reserved(repro)
@@ -635,7 +674,7 @@ class Trials:
         """The names the task calls (``Order.cancel()``) that the project does not define: a feature to add. What a
         reproduction of it runs (`apply_event` refusing an unknown event) is not where the new code goes; the lab
         saw trials spent rewriting `apply_event` and `Order.__init__` instead of adding `cancel`."""
-        words = [w for w in dict.fromkeys(m.group(1) for m in _CALL.finditer(self.user)) if w not in _BUILTINS]
+        words = [w for w in dict.fromkeys(m.group(1) for m in CALL.finditer(self.user)) if w not in BUILTINS]
         if not words:
             return []
         homes = self.engine._homes(words)
@@ -746,7 +785,7 @@ class Trials:
     def _called(self) -> list[str]:
         """The project's functions the task's own words call (``name(...)``): what the reproduction should call.
         Measured: asked to use the task's example, Qwen 1.5B tested a neighbouring function instead."""
-        words = list(dict.fromkeys(m.group(1) for m in _CALL.finditer(self.user)))
+        words = list(dict.fromkeys(m.group(1) for m in CALL.finditer(self.user)))
         homes = self.engine._homes(words) if words else {}
         return [w for w in words if homes.get(w)]
 
@@ -962,6 +1001,10 @@ def _earlier_fix(failed: tuple[str, str] | None) -> str:
             f"{failed[1]}\n```\nWrite a different fix.")
 
 
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
 def _middle_number(view: str) -> int:
     """A line number of ``view`` for the example (its middle line: the example must not point at the likely bug)."""
     numbers = [int(line.split(":", 1)[0]) for line in view.splitlines()]
@@ -1170,11 +1213,14 @@ def _rejection(why: str, output: str) -> str:
     return f"It is not a reproduction: {why}" + (f" ({line[1:].strip()})." if line else ".")
 
 
-def _protected(path: str, repro: Repro | None) -> bool:
+def _protected(path: str, repro: Repro | None, *, feature: bool = False) -> bool:
     """A file no trial may change: the reproduction and a second test, or every test when the project's failing
-    check is the reproduction (the tests are then the specification). Other tests may change with the code: a
-    feature can change what an existing test asserts (the ceiling found one in the held-out suite)."""
-    if repro is None or repro.path is None:
+    check is the reproduction (the tests are then the specification) or there is none (the check is then the only
+    judge), except for a feature. Other tests may change with the code: a feature can change what an existing test
+    asserts (the ceiling found one in the held-out suite), and a feature with no reproduction is never verified."""
+    if repro is None:
+        return not feature and is_test_path(path)
+    if repro.path is None:
         return is_test_path(path)
     return path == repro.path or any(path == guard for guard, _code in repro.guards)
 

@@ -1,0 +1,179 @@
+"""A task that asks for something new (a feature): the names it adds, and the files a change will touch.
+
+Why a feature is asked for differently from a fix: in the lab (issue 27; Qwen2.5-Coder 1.5B, 2 cores) no feature task
+was solved in any run. The model's tests of a feature tested something else (for "add an option --delimiter" it
+asserted a column's values as they are read today), so the trials then hunted a line at a time for a bug that was not
+there; and a trial showed one definition, where a feature spans two files. So for a feature, :mod:`tomo.oi.trials`
+writes no reproduction but the task's own examples, shows every file the task touches in full, asks for every
+definition to add or change in one reply, and holds the reply to the task's words: each name the task asks for must
+be in the code afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
+"""Names a task can call without the project defining them: builtins and the methods of builtin types."""
+CALL = re.compile(r"\b([A-Za-z_]\w*)\(")
+FILE_LINES = 160
+"""The longest file a feature request shows in full; a longer one shows the definitions the task names."""
+SHOWN_LINES = 320
+"""The most lines of code one feature request shows in all."""
+
+_ADD = re.compile(r"\badd(?:s|ing)?\b", re.IGNORECASE)
+_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b")
+_INTRODUCED = re.compile(r"\b(?:parameter|argument|option|attribute|method|function|field|property)s?\s+"
+                         r"(?:[`'\"](?P<quoted>[A-Za-z_]\w*)|(?P<word>[A-Za-z_]\w*)(?P<after>\s*[:(=])?)")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+
+
+def asked_for(task: str, sources: Mapping[str, str]) -> list[str]:
+    """The names a task asks to add, in the task's order: names it calls (`is_newer(...)`, `Order.cancel()`), the
+    words after "parameter", "attribute", "method"... (`a keyword parameter separator`), and command-line options
+    (`--min-level`, written ``--min-level``), that no file of ``sources`` (path -> Python text) has yet. [] unless
+    the task says "add": a fix names what exists, and a traceback's frames can name code the project does not ship.
+    """
+    if not _ADD.search(task):
+        return []
+    names, options = _known(sources.values())
+    found: list[str] = []
+    for match in CALL.finditer(task):
+        if match.group(1) not in BUILTINS and match.group(1) not in names:
+            found.append(match.group(1))
+    for match in _INTRODUCED.finditer(task):  # a word that reads as code: quoted, snake_case, or a signature's
+        name = match.group("quoted") or match.group("word")
+        if (match.group("quoted") or "_" in name or match.group("after")) and name not in names | BUILTINS:
+            found.append(name)
+    for match in _OPTION.finditer(task):
+        if f"--{match.group(1)}" not in options:
+            found.append(f"--{match.group(1)}")
+    return list(dict.fromkeys(found))
+
+
+def missing(asked: Sequence[str], sources: Mapping[str, str]) -> list[str]:
+    """The names of ``asked`` (:func:`asked_for`) that the code still lacks."""
+    names, options = _known(sources.values())
+    return [name for name in asked if name not in (options if name.startswith("--") else names)]
+
+
+def touched(task: str, sources: Mapping[str, str]) -> list[str]:
+    """The files a feature will most likely change, in order: those the task names (`csvsum.py`, `blog.slugs`,
+    `events.apply_event`), then those that define a function, method or class whose name the task uses."""
+    words = set(re.findall(r"[A-Za-z_]\w*", task))
+    dotted = {part for match in _DOTTED.finditer(task) for part in _prefixes(match.group(0))}
+    named: list[str] = []
+    defining: list[str] = []
+    for path, text in sources.items():
+        if PurePosixPath(path).name == "__init__.py" and not _defined(text):
+            continue  # a package's docstring: `blog.slugs` names the package too
+        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if path in task or re.search(rf"(?<![\w/.]){re.escape(PurePosixPath(path).name)}\b", task) \
+                or module in dotted:
+            named.append(path)
+        elif words & _defined(text):
+            defining.append(path)
+    return named + defining
+
+
+def shown(root: Path, paths: Sequence[str], task: str) -> list[tuple[str, str]]:
+    """(path, code) for a feature request: each file whole when it is short, else the definitions in it whose names
+    the task uses; at most ``SHOWN_LINES`` lines in all."""
+    words = set(re.findall(r"[A-Za-z_]\w*", task))
+    out: list[tuple[str, str]] = []
+    budget = SHOWN_LINES
+    for path in paths:
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = text.splitlines()
+        code = text if len(lines) <= FILE_LINES else _named_parts(text, words)
+        size = len(code.splitlines())
+        if not code.strip() or size > budget:
+            continue
+        out.append((path, code))
+        budget -= size
+    return out
+
+
+def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence[str], *,
+                    stated: str = "", failed: str = "") -> str:
+    """One feature trial's request: the task, the files it touches, and the reply's shape (every definition to add or
+    change, a block per file). ``stated``: the task's own examples as a test the change must pass; ``failed``: what
+    the last trial wrote and why it failed."""
+    parts = [task]
+    if files:
+        parts.append("The code this touches, as it is now:\n" + "\n".join(
+            f"```python {path}\n{code.rstrip()}\n```" for path, code in files))
+    if stated:
+        parts.append(stated)
+    if failed:
+        parts.append(failed)
+    names = ", ".join(f"`{name}`" for name in asked)
+    where = files[0][0] if files else "path/to/module.py"
+    parts.append(f"Write the change the task asks for ({names} must exist afterwards). Reply with every definition "
+                 "you add or change, complete (every line of it), in one block per file, labeled with the file's "
+                 f"path, for example\n```python {where}\ndef the_function(...):\n    <every line of it>\n```\n"
+                 "A method goes inside its class (`class Name:` with only the methods you add or change). Put an "
+                 "import the new code needs at the top of its block. Do not change the tests.")
+    return "\n\n".join(parts)
+
+
+# ---- helpers ----------------------------------------------------------------------------------------------
+
+
+def _known(texts: Iterable[str]) -> tuple[set[str], set[str]]:
+    """Every identifier the code uses or defines (names, attributes, parameters, keywords, imports), and the
+    command-line options its strings hold (``"--min-level"``)."""
+    names: set[str] = set()
+    options: set[str] = set()
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+                names.add(node.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                options.update(m.group(0) for m in _OPTION.finditer(node.value))
+    return names, options
+
+
+def _defined(text: str) -> set[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """`blog.slugs.slugify` -> blog, blog.slugs, blog.slugs.slugify: the module may be any prefix."""
+    parts = dotted.split(".")
+    return [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
+
+
+def _named_parts(text: str, words: set[str]) -> str:
+    """The top-level definitions of a long file whose names the task uses (a class whole)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    lines = text.splitlines()
+    chunks = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+              and node.name in words]
+    return "\n\n\n".join("\n".join(lines[min([n.lineno, *(d.lineno for d in n.decorator_list)]) - 1:
+                                         n.end_lineno or n.lineno]) for n in chunks)

@@ -1,0 +1,96 @@
+"""Features (`tomo.oi.feature` and the trials' feature turn): what a task asks to add, the files it touches, and a
+turn that asks for the whole change at once and holds each trial to the task's words, in the real sandbox.
+
+The scripted replies are the shapes seen from Qwen2.5-Coder 1.5B in the lab: a change that adds half of what the task
+asks (one file of two), then the whole of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oi.test_honest_outcomes import TemperedScript
+from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
+from tomo.events import ListSink, Notice, ReproductionKept
+from tomo.oi.feature import asked_for, missing, shown, touched
+from tomo.oi.trials import trial_turn
+
+SOURCES = {
+    "report.py": "from stock import Inventory\n\n\ndef render_report(inventory):\n    return 'ok'\n",
+    "stock.py": "class Inventory:\n    def __init__(self):\n        self.items = {}\n",
+    "cli.py": "import argparse\n\n\ndef main(argv):\n    parser = argparse.ArgumentParser()\n"
+              "    parser.add_argument('--grep')\n    return parser.parse_args(argv)\n",
+    "pkg/__init__.py": '"""A package."""\n',
+}
+
+
+def test_a_feature_asks_for_the_names_options_and_parameters_the_code_lacks():
+    task = ("Add a method Inventory.low_stock(self, threshold: int = 5), give render_report a parameter "
+            "low_stock_threshold: int = 5, an attribute `refund_due`, and an option --min-level next to --grep.")
+    assert asked_for(task, SOURCES) == ["low_stock", "low_stock_threshold", "refund_due", "--min-level"]
+
+
+def test_a_fix_or_plain_words_after_function_ask_for_nothing():
+    # no "add": a fix names what exists, and a traceback can name code the project does not ship
+    assert asked_for("on_tap_out(trip) crashes in kiosk/main.py: please fix render_report", SOURCES) == []
+    # "function that" is English, not a name; render_report and --grep exist already
+    assert asked_for("Add a function that renders, like render_report(inventory) with --grep does.", SOURCES) == []
+
+
+def test_the_names_still_missing_are_read_from_the_code_not_its_comments():
+    asked = ["low_stock", "--min-level"]
+    commented = {**SOURCES, "stock.py": SOURCES["stock.py"] + "# low_stock comes later; --min-level too\n"}
+    assert missing(asked, commented) == asked
+    done = {**SOURCES, "stock.py": SOURCES["stock.py"] + "    def low_stock(self):\n        return []\n",
+            "cli.py": SOURCES["cli.py"].replace("'--grep'", "'--min-level'")}
+    assert missing(asked, done) == []
+
+
+def test_the_files_touched_are_those_the_task_names_then_those_defining_what_it_uses(tmp_path: Path):
+    task = "Add Inventory.low_stock() in stock.py and use it in pkg.report's render_report."
+    assert touched(task, SOURCES) == ["stock.py", "report.py"]  # the package's docstring is no place for it
+    for path, text in SOURCES.items():
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert shown(tmp_path, ["stock.py", "report.py"], task) == [("stock.py", SOURCES["stock.py"]),
+                                                                ("report.py", SOURCES["report.py"])]
+
+
+HALF = "def triple(x):\n    return x * 3\n"
+WHOLE = "def triple(x, plus=0):\n    return x * 3 + plus\n\n\ndef double(x, plus=0):\n    return add(x, x) + plus\n"
+
+
+async def test_a_feature_turn_asks_for_no_test_and_puts_back_a_trial_that_lacks_a_name(strict, shapes):  # noqa: F811
+    model = TemperedScript([block("python shapes.py", HALF), block("python shapes.py", WHOLE)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "Add triple(x) to shapes.py, and a keyword parameter plus=0 to double and triple.",
+                     sink)
+    first = model.sent[0][-1].content
+    assert "First, a test" not in first and "```python shapes.py\ndef add(a, b):" in first  # the file, whole
+    said = [n.text for n in sink.of(Notice)]
+    assert any("lacks `plus`" in t for t in said)  # the half change was put back before anything ran
+    again = model.sent[1][-1].content  # shows the code as the turn found it, and what the last trial lacked
+    assert "asks for `plus`, which the code still lacks" in again and "+def triple(x):" in again
+    assert "```python shapes.py\ndef add(a, b):\n    return a + b\n\n\ndef double(x):" in again
+    assert not sink.of(ReproductionKept)
+    text = (shapes / "shapes.py").read_text()
+    assert "def triple(x, plus=0)" in text and "def double(x, plus=0)" in text
+    # the check passed, but nothing failed before the change: the change stays, the claim is not "verified"
+    assert engine.last.outcome == "unverified" and not engine.last.verified and engine.last.rounds == 2
+
+
+async def test_a_feature_s_own_example_is_its_reproduction_and_the_whole_change_is_verified(strict,
+                                                                                          shapes):  # noqa: F811
+    second = "from shapes import double\n\n\ndef test_plus_zero():\n    assert double(2) == 5\n"
+    right = "def double(x, plus=1):\n    return add(x, x) + plus\n"
+    model = TemperedScript([block("python shapes.py", right), block("python", second)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "Add a keyword parameter plus: int = 1 to double. double(2, plus=3) should give 7.",
+                     sink)
+    kept = sink.of(ReproductionKept)
+    assert [k.by for k in kept] == ["task"]
+    assert "This test reproduces the problem" in model.sent[0][-1].content  # the example, shown to the trial
+    assert engine.last.verified and engine.last.outcome == "verified"
+    assert "def double(x, plus=1)" in (shapes / "shapes.py").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
-from tomo.oi.feature import asked_for, missing, shown, touched
+from tomo.oi.feature import asked_for, missing, shown, touched, unused_parameters
 from tomo.oi.trials import trial_turn
 
 SOURCES = {
@@ -56,6 +56,15 @@ def test_the_files_touched_are_those_the_task_names_then_those_defining_what_it_
                                                                 ("report.py", SOURCES["report.py"])]
 
 
+def test_a_parameter_a_change_adds_and_never_reads_is_a_half_written_feature():
+    before = "def read(path, where=None):\n    return open(path)\n"
+    after = ("def read(path, where=None, delimiter=','):\n    return open(path)\n\n\nclass Stock:\n"
+             "    def low(self, threshold=5):\n        return [k for k, n in self.items if n < threshold]\n\n\n"
+             "def new(_unused, size):\n    return 1\n")
+    assert unused_parameters(before, after) == ["`read`'s `delimiter`", "`new`'s `size`"]
+    assert unused_parameters(before, before) == []  # `where` was never read before either: not this change's
+
+
 HALF = "def triple(x):\n    return x * 3\n"
 WHOLE = "def triple(x, plus=0):\n    return x * 3 + plus\n\n\ndef double(x, plus=0):\n    return add(x, x) + plus\n"
 
@@ -94,3 +103,14 @@ async def test_a_feature_s_own_example_is_its_reproduction_and_the_whole_change_
     assert "This test reproduces the problem" in model.sent[0][-1].content  # the example, shown to the trial
     assert engine.last.verified and engine.last.outcome == "verified"
     assert "def double(x, plus=1)" in (shapes / "shapes.py").read_text()
+
+
+async def test_a_feature_trial_that_adds_a_parameter_it_never_reads_is_put_back(strict, shapes):  # noqa: F811
+    unread = "def double(x, plus=0):\n    return add(x, x)\n"
+    read = "def double(x, plus=0):\n    return add(x, x) + plus\n"
+    model = TemperedScript([block("python shapes.py", unread), block("python shapes.py", read)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "Add a keyword parameter plus=0 to double.", sink)
+    assert "adds `double`'s `plus`, which nothing in the code reads" in model.sent[1][-1].content
+    assert "return add(x, x) + plus" in (shapes / "shapes.py").read_text() and engine.last.rounds == 2

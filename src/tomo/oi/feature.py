@@ -123,6 +123,45 @@ def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence
     return "\n\n".join(parts)
 
 
+def unused_parameters(before: str, after: str) -> list[str]:
+    """The parameters a change added (to a definition that had them not, or with a new definition) that its body
+    never reads, as "`function`'s `name`": a feature half written. Why: asked for "a keyword parameter delimiter ...
+    and have main pass the option to it", Qwen 1.5B added the parameter and the option, passed one to the other, and
+    never gave it to the CSV reader; the project's check passed."""
+    old = {name: set(params) for name, params, _used in _signatures(before)}
+    found: list[str] = []
+    for name, params, used in _signatures(after):
+        for param in params:
+            if param not in old.get(name, ()) and param not in used and param not in ("self", "cls") \
+                    and not param.startswith("_"):
+                found.append(f"`{name}`'s `{param}`")
+    return found
+
+
+def _signatures(text: str) -> list[tuple[str, list[str], set[str]]]:
+    """(qualified name, parameter names, names its body reads) of each function and method of ``text``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, list[str], set[str]]] = []
+
+    def visit(body: Sequence[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                          *([args.vararg] if args.vararg else []),
+                                          *([args.kwarg] if args.kwarg else [])]]
+                used = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+                out.append((prefix + node.name, params, used))
+
+    visit(tree.body, "")
+    return out
+
+
 # ---- helpers ----------------------------------------------------------------------------------------------
 
 

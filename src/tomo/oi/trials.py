@@ -58,7 +58,7 @@ from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import Block, extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
-from tomo.oi.feature import BUILTINS, CALL, asked_for, feature_request, missing, shown, touched
+from tomo.oi.feature import BUILTINS, CALL, asked_for, feature_request, missing, shown, touched, unused_parameters
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
@@ -439,17 +439,21 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        lacking = missing(self.asked, self._sources(changed))
+        lacking = [f"`{name}`" for name in missing(self.asked, self._sources(changed))]
         if lacking:
-            reports.append(f"[tomo: the task asks for {_listed(lacking)}, which the code still lacks after this "
+            reports.append(f"[tomo: the task asks for {', '.join(lacking)}, which the code still lacks after this "
                            "trial: nothing was run]")
+        elif self.asked and (unused := self._unused(changed)):
+            lacking = unused
+            reports.append(f"[tomo: this trial adds {', '.join(unused)}, which nothing in the code reads: the "
+                           "change is half written. Nothing was run]")
         passed = not lacking and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
         if passed:
             return True
         self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
                                  f"{'it' if len(changed) == 1 else 'them'}"
-                         + (f" (it lacks {_listed(lacking)})" if lacking else "")))
+                         + (f" (it lacks {', '.join(lacking)})" if lacking else "")))
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         self._put_back(changed)
         return False
@@ -567,6 +571,16 @@ class Trials:
         files = shown(self.engine.root, touched(self.user, sources), self.user)
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip())
+
+    def _unused(self, changed: Sequence[str]) -> list[str]:
+        """The parameters this trial added that nothing reads (:func:`tomo.oi.feature.unused_parameters`)."""
+        found: list[str] = []
+        for path in changed:
+            if path.endswith(".py"):
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
+                    found += unused_parameters(before, (self.engine.root / path).read_text(encoding="utf-8"))
+        return found
 
     def _protected(self, path: str, repro: Repro | None) -> bool:
         return _protected(path, repro, feature=bool(self.asked))

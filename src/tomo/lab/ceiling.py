@@ -18,8 +18,6 @@ import shlex
 from pathlib import Path
 
 from tomo.lab.suite import Task
-from tomo.oi.feature import asked_for
-from tomo.oi.stated import stated_examples
 
 DEFAULT_CHECK = "python -m pytest -q -p no:cacheprovider"
 
@@ -100,13 +98,12 @@ def trial_replies(task: Task) -> list[str]:
     none when the visible check already fails, as none is asked for), then every other changed file as edit blocks,
     then the reproduction again as the second test tomo asks for after a fix passed. When tomo writes the task's own
     examples as the reproduction it asks for none, and the reference's test comes as a first trial that fails: one
-    round more, the same verdict (the lab cannot ask tomo which it will do without importing the engine). A feature
-    with no examples of its own (:mod:`tomo.oi.feature`) is asked for no test at all: the change alone."""
+    round more, the same verdict (the lab cannot ask tomo which it will do without importing the engine). So too for a
+    feature with no example of its own, for which tomo asks no test (:mod:`tomo.oi.feature`): the reference's test
+    comes as a first trial, which lacks the new name and is put back, and the turn ends `unverified`."""
     files = reference_files(task)
     tests = {rel: text for rel, text in files.items() if is_test(rel) and not (task.repo / rel).exists()}
     tests = tests or hidden_tests(task)
-    if not stated_examples(task.prompt) and asked_for(task.prompt, _sources(task.repo)):
-        tests = {}
     steps: list[str] = []
     shown = ""
     if not task.visible_fails and tests:
@@ -118,10 +115,6 @@ def trial_replies(task: Task) -> list[str]:
         rel, text = next(iter(tests.items()))
         steps.append(f"Another test of the task:\n\n```python {rel}\n{text.rstrip()}\n```")
     return steps
-
-
-def _sources(repo: Path) -> dict[str, str]:
-    return {path.relative_to(repo).as_posix(): path.read_text(encoding="utf-8") for path in sorted(repo.rglob("*.py"))}
 
 
 def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
-from tomo.oi.feature import asked_for, missing, shown, touched, unused_parameters
+from tomo.oi.feature import asked_for, missing, shown, touched, undefined_names, unused_parameters
 from tomo.oi.trials import trial_turn
 
 SOURCES = {
@@ -65,6 +65,16 @@ def test_a_parameter_a_change_adds_and_never_reads_is_a_half_written_feature():
     assert unused_parameters(before, before) == []  # `where` was never read before either: not this change's
 
 
+def test_a_name_a_changed_function_reads_and_nothing_defines_is_found_before_anything_runs():
+    before = "import os\n\n\nclass Stock:\n    def skus(self):\n        return sorted(os.environ)\n"
+    after = before + ("\n    def low(self, threshold=5):\n        return [s for s in self.skus() if inventory.get(s)]\n"
+                      "\n\ndef path():\n    return __file__, len(os.sep), helper()\n\n\ndef helper():\n    return 1\n")
+    assert undefined_names(before, after) == ["`inventory` in `Stock.low`"]  # in its comprehension, said as its own
+    old_fault = "def f():\n    return g()\n"
+    assert undefined_names(old_fault, old_fault + "\n\ndef h():\n    return 2\n") == []  # not this change's
+    assert undefined_names("", "from m import *\n\n\ndef f():\n    return g()\n") == []  # anything may be g
+
+
 HALF = "def triple(x):\n    return x * 3\n"
 WHOLE = "def triple(x, plus=0):\n    return x * 3 + plus\n\n\ndef double(x, plus=0):\n    return add(x, x) + plus\n"
 
@@ -114,3 +124,13 @@ async def test_a_feature_trial_that_adds_a_parameter_it_never_reads_is_put_back(
     await trial_turn(engine, [], "Add a keyword parameter plus=0 to double.", sink)
     assert "adds `double`'s `plus`, which nothing in the code reads" in model.sent[1][-1].content
     assert "return add(x, x) + plus" in (shapes / "shapes.py").read_text() and engine.last.rounds == 2
+
+
+async def test_a_feature_trial_that_reads_a_name_nothing_defines_is_put_back(strict, shapes):  # noqa: F811
+    unknown = "def double(x, plus=0):\n    return add(x, x) + plus + offset\n"
+    read = "def double(x, plus=0):\n    return add(x, x) + plus\n"
+    model = TemperedScript([block("python shapes.py", unknown), block("python shapes.py", read)])
+    engine = engine_for(model, strict, shapes)
+    await trial_turn(engine, [], "Add a keyword parameter plus=0 to double.", ListSink())
+    assert "reads `offset` in `double`, which nothing defines there" in model.sent[1][-1].content
+    assert "return add(x, x) + plus\n" in (shapes / "shapes.py").read_text() and engine.last.rounds == 2

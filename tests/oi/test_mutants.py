@@ -12,7 +12,7 @@ import ast
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import REPRO, SECOND, SHAPES, TASK, block, engine_for
 from oi.test_trials import shapes as shapes  # the fixture: a project whose `double` adds 1 too many
-from tomo.events import ListSink, Notice
+from tomo.events import BlockOutput, ListSink, Notice, ReproductionKept
 from tomo.oi.mutants import mutants
 from tomo.oi.trials import trial_turn
 
@@ -137,3 +137,24 @@ def test_a_shared_mutable_default_and_an_ascii_letter_class_have_their_own_chang
     space: dict[str, object] = {}
     exec(found[0].text, space)  # the changed module: its pattern keeps accented words whole, digits out
     assert space["_WORD"].findall("Le café et l'été 2024") == ["Le", "café", "et", "l'été"]  # type: ignore[attr-defined]
+
+
+async def test_a_one_token_fix_of_a_result_the_task_reports_as_wrong_is_kept_but_never_called_verified(strict,
+                                                                                                         shapes):
+    """"double(2) returns 5, but ...": the reproduction asserts 5 is gone (tomo.oi.stated.reported_examples), which
+    `1` → `2` would pass as well as `1` → `0`; the project's check must hold, and the claim stays unverified."""
+    (shapes / "tests" / "test_shapes.py").write_text(  # holds now, and `+ 2` breaks it
+        "from shapes import double\n\n\ndef test_double_small():\n    assert double(0) <= 1\n")
+    model = TemperedScript([])  # no model round at all
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5, but twice 2 is 4. Please fix double.", sink, mutate=True)
+    assert [k.by for k in sink.of(ReproductionKept)] == ["reported"]
+    summary = engine.last
+    assert summary.outcome == "unverified" and summary.rounds == 0 and not model.sent
+    assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()
+    said = [n.text for n in sink.of(Notice)]
+    assert any("should no longer give `5`" in t for t in said)
+    assert any("against a test that the result the task reports as wrong is gone" in t for t in said)
+    tried = [b.output for b in sink.of(BlockOutput) if b.output.startswith("tomo tried")]
+    assert tried[0].startswith("tomo tried `1` → `2`") and len(tried) == 2  # it passed the test, not the check

@@ -15,7 +15,7 @@ from oi import test_trials
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import SECOND, TEST_SHAPES, block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
-from tomo.oi.stated import Example, stated_examples, stated_test
+from tomo.oi.stated import Example, reported_examples, stated_examples, stated_test
 from tomo.oi.trials import trial_turn
 
 shapes = test_trials.shapes  # the same project as test_trials': `double` adds one too many
@@ -86,3 +86,12 @@ async def test_examples_that_already_hold_leave_the_reproduction_to_the_model(st
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == repro
     assert (shapes / "tests" / "test_shapes.py").read_text() == TEST_SHAPES
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
+
+
+def test_a_result_the_task_reports_as_wrong_is_asserted_gone_printed_when_it_is_no_literal():
+    task = ("add_business_days(date(2024, 3, 1), 1) returns 2024-03-02, but March 1st is a Friday, so it should be "
+            "Monday March 4th. k(1) gives 'a', which is wrong. g(2) gives 5 and that is right. h(3) returns [1, 2] "
+            "instead of [2]. m(2) returns 7. That is wrong.")
+    # g: nothing says it is wrong; h: the expected value is stated (stated_examples takes it); m: another sentence
+    assert [e.assertion for e in reported_examples(task)] == [
+        "assert str(add_business_days(date(2024, 3, 1), 1)) != '2024-03-02'", "assert k(1) != 'a'"]

@@ -30,7 +30,9 @@ def double(x):
     return add(x, x) + 1
 '''
 TEST_SHAPES = "from shapes import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-TASK = "double(2) returns 5, but twice 2 is 4. Please fix double."
+# no "but", "should", "wrong": a reported wrong result would be the reproduction (tomo.oi.stated.reported_examples),
+# and these tests are about the model's own tests
+TASK = "double(2) returns 5, and twice 2 is 4. Please fix double."
 REPRO = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 WRONG = "def double(x):\n    return add(x, x) - 1\n"
 RIGHT = "def double(x):\n    return add(x, x)\n"
@@ -249,7 +251,8 @@ async def test_a_number_the_task_states_is_compared_to_the_precision_it_states_i
     """Measured: for "it should be 37.8 °C" Qwen 1.5B asserted `pytest.approx(37.8)`, which the right answer
     (37.77...) fails, so no trial could pass."""
     (shapes / "shapes.py").write_text(SHAPES + "\n\ndef to_celsius(f):\n    return (f - 32) * 5 // 9\n")
-    task = "to_celsius(100) gives 37.0 but it should be 37.8 (and to_celsius(0) about -17.78). Please fix it."
+    # "gives 37.0. It should be": not in one sentence, so no reported wrong result is the reproduction: the model's is
+    task = "to_celsius(100) gives 37.0. It should be 37.8 (and to_celsius(0) about -17.78). Please fix it."
     rounded = "from shapes import to_celsius\n\n\ndef test_c():\n    assert to_celsius(100) == pytest.approx(37.8)\n" \
               "    assert to_celsius(0) == -17.78\n"
     right = "```\n11:     return (f - 32) * 5 / 9\n```\n"  # the second trial asks for the wrong line alone

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import symtable
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -28,6 +29,9 @@ _ADD = re.compile(r"\badd(?:s|ing)?\b", re.IGNORECASE)
 _OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b")
 _INTRODUCED = re.compile(r"\b(?:parameter|argument|option|attribute|method|function|field|property)s?\s+"
                          r"(?:[`'\"](?P<quoted>[A-Za-z_]\w*)|(?P<word>[A-Za-z_]\w*)(?P<after>\s*[:(=])?)")
+_MODULE_NAMES = frozenset({"__file__", "__path__", "__cached__", "__annotations__", "__builtins__", "__dict__"})
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
+_ANONYMOUS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr", "lambda"})  # their names are their function's
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
 
@@ -136,6 +140,39 @@ def unused_parameters(before: str, after: str) -> list[str]:
                     and not param.startswith("_"):
                 found.append(f"`{name}`'s `{param}`")
     return found
+
+
+def undefined_names(before: str, after: str) -> list[str]:
+    """The names a function of ``after`` reads that nothing defines (not a parameter, local, module name or builtin),
+    and that ``before`` did not already read so, as "`name` in `function`". Why: Qwen 1.5B wrote
+    `Inventory.low_stock` with `inventory.quantity(sku)` (the name of `render_report`'s parameter) inside the method;
+    the project's check never called it, and the check passed."""
+    old = set(_undefined(before))
+    return [f"`{name}` in `{where}`" for where, name in _undefined(after) if (where, name) not in old]
+
+
+def _undefined(text: str) -> list[tuple[str, str]]:
+    try:
+        top = symtable.symtable(text, "<module>", "exec")
+    except (SyntaxError, ValueError):
+        return []
+    if _STAR_IMPORT.search(text):
+        return []  # `from x import *`: any name may be defined
+    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    defined |= _MODULE_NAMES
+    found: list[tuple[str, str]] = []
+
+    def visit(table: symtable.SymbolTable, prefix: str) -> None:
+        for child in table.get_children():
+            name = prefix.rstrip(".") if child.get_name() in _ANONYMOUS else f"{prefix}{child.get_name()}"
+            if child.get_type() == "function":
+                found.extend((name, s.get_name()) for s in child.get_symbols()
+                             if s.is_global() and not s.is_declared_global() and s.is_referenced()
+                             and s.get_name() not in defined and s.get_name() not in BUILTINS)
+            visit(child, f"{name}." if name else "")
+
+    visit(top, "")
+    return list(dict.fromkeys(found))
 
 
 def _signatures(text: str) -> list[tuple[str, list[str], set[str]]]:

@@ -28,6 +28,8 @@ _NOW = re.compile(r"\s*,?\s*(?:returns|gives|yields|produces|is|comes out as|eva
 _INSTEAD = re.compile(r"\s*,?\s*instead\s+of\s+", re.IGNORECASE)
 _ABOUT = re.compile(r"(?:about|around|approximately|roughly|~)\s*", re.IGNORECASE)
 _LONGEST = 300  # characters a call or a value may span
+_PRINTED = re.compile(r"([^\s,;()\[\]{}'\"`]+?)[.,;:]?(?=\s|$)")  # a value as printed: 2024-03-02
+_WRONG = re.compile(r"\b(?:but|should|wrong|instead|expected)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,11 @@ class Example:
 
     call: str
     expected: str
+    differs: bool = False  # the task reports ``expected`` as what the call wrongly gives (:func:`reported_examples`)
 
     @property
     def assertion(self) -> str:
-        return f"assert {self.call} == {self.expected}"
+        return f"assert {self.call} {'!=' if self.differs else '=='} {self.expected}"
 
 
 def stated_examples(task: str) -> list[Example]:
@@ -53,6 +56,37 @@ def stated_examples(task: str) -> list[Example]:
         expected = _expected_after(task, rest)
         if expected and all(e.call != call for e in found):
             found.append(Example(" ".join(call.split()), expected))
+    return found[:MAX_EXAMPLES]
+
+
+def reported_examples(task: str) -> list[Example]:
+    """Each call the task reports a wrong result of (``add_business_days(date(2024, 3, 1), 1) returns 2024-03-02,
+    but ... should be Monday March 4th``), as an example that asserts the call no longer gives it: "returns", "gives"
+    ... then a value, in a sentence that goes on with "but", "should", "wrong" or "instead". A value that is no Python
+    literal (``2024-03-02``) is compared as the call's result printed. Why: such a task states what is wrong in
+    Python and what is right only in prose, which the expected-value reader cannot take; Qwen 1.5B's test of it
+    asserted 2024-03-02, the bug, three times. Such a test does not say what is right, so :mod:`tomo.oi.trials`
+    gives it no more weight than a model's own test."""
+    found: list[Example] = []
+    for match in _CALL_START.finditer(task):
+        call = _call_at(task, match.start())
+        if call is None or _expected_after(task, match.start() + len(call)):
+            continue
+        now = _NOW.match(task, match.start() + len(call))
+        if now is None:
+            continue
+        literal = _literal_at(task, now.end())
+        printed = _PRINTED.match(task, now.end())
+        left = " ".join(call.split())
+        if printed is not None and printed.group(1) != literal:  # `2024` only starts 2024-03-02
+            left, value, end = f"str({left})", repr(printed.group(1)), now.end() + len(printed.group(0))
+        elif literal is not None:
+            value, end = literal, now.end() + len(literal)
+        else:
+            continue
+        sentence = task[end:end + _LONGEST].split(". ", 1)[0]
+        if _WRONG.search(sentence) and all(e.call != left for e in found):
+            found.append(Example(left, value, differs=True))
     return found[:MAX_EXAMPLES]
 
 

@@ -58,7 +58,17 @@ from tomo.models.messages import Message, Reply
 from tomo.oi.blocks import Block, extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
-from tomo.oi.feature import BUILTINS, CALL, asked_for, feature_request, missing, shown, touched, unused_parameters
+from tomo.oi.feature import (
+    BUILTINS,
+    CALL,
+    asked_for,
+    feature_request,
+    missing,
+    shown,
+    touched,
+    undefined_names,
+    unused_parameters,
+)
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
@@ -71,7 +81,7 @@ from tomo.oi.project_tests import (
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
-from tomo.oi.stated import as_stated, stated_examples, stated_test
+from tomo.oi.stated import Example, as_stated, reported_examples, stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
 
 REPRO_TRIES = 3
@@ -136,7 +146,8 @@ class Repro:
     path: str | None = None
     code: str = ""
     guards: list[tuple[str, str]] = field(default_factory=list)  # (path, code) of second tests a fix must pass too
-    by: str = "model"  # who wrote it: model, task (its own examples) or project (its failing tests)
+    by: str = "model"  # who wrote it: model, task (its own examples), reported (a result the task calls wrong) or
+    # project (its failing tests)
 
 
 class Trials:
@@ -216,22 +227,29 @@ class Trials:
     async def _stated(self, path: str) -> Repro | None:
         """The task's own examples (a call and what it should give) as the reproduction, when they fail now by the
         problem: no round spent, and no expected value for a model to get wrong. None: the model writes one."""
-        examples = [e for e in stated_examples(self.user)  # each alone: one on an undefined object drops only itself
-                    if not self._prepared(_fenced(stated_test([e])), quiet=True)[1]]
+        by = "task"
+        examples = self._runnable(stated_examples(self.user))
+        if not examples:  # else a result the task reports as wrong, which says less (tomo.oi.stated)
+            by, examples = "reported", self._runnable(reported_examples(self.user))
         if not examples:
             return None
         code, why = self._prepared(_fenced(stated_test(examples)))
         if not why:
             repro, why, _output = await self._run_as_reproduction(path, code, by_model=False)
             if repro is not None:
-                repro.by = "task"
-                self.emit(ReproductionKept(path, code, "task"))
-                said = "; ".join(f"`{e.call}` should give `{e.expected}`" for e in examples)
+                repro.by = by
+                self.emit(ReproductionKept(path, code, by))
+                said = "; ".join(f"`{e.call}` should {'no longer ' if e.differs else ''}give `{e.expected}`"
+                                 for e in examples)
                 self.emit(Notice("info", f"reproduction kept: the task's own examples ({said}) fail before any fix; "
                                          f"tomo wrote them as {path}"))
                 return repro
         self.emit(Notice("info", f"the task's own examples are no reproduction ({why}): the model writes one"))
         return None
+
+    def _runnable(self, examples: Sequence[Example]) -> list[Example]:
+        """The examples whose test tomo can write (each alone: one on an undefined object drops only itself)."""
+        return [e for e in examples if not self._prepared(_fenced(stated_test([e])), quiet=True)[1]]
 
     async def _run_as_reproduction(self, path: str, code: str, *,
                                    by_model: bool = True) -> tuple[Repro | None, str, str]:
@@ -443,10 +461,14 @@ class Trials:
         if lacking:
             reports.append(f"[tomo: the task asks for {', '.join(lacking)}, which the code still lacks after this "
                            "trial: nothing was run]")
-        elif self.asked and (unused := self._unused(changed)):
+        elif self.asked and (unused := self._compared(changed, unused_parameters)):
             lacking = unused
             reports.append(f"[tomo: this trial adds {', '.join(unused)}, which nothing in the code reads: the "
                            "change is half written. Nothing was run]")
+        elif self.asked and (unknown := self._compared(changed, undefined_names)):
+            lacking = unknown
+            reports.append(f"[tomo: this trial reads {', '.join(unknown)}, which nothing defines there (a "
+                           "NameError when it runs). Nothing was run]")
         passed = not lacking and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
         if passed:
@@ -491,13 +513,15 @@ class Trials:
         for path, mutant in candidates:
             if self.engine._end:
                 raise _Interrupted
-            if await self._mutant_trial(path, mutant, repro) and (repro.by == "model"
-                                                                  or await self._confirmed(task, repro)):
+            weak = repro.by in ("model", "reported")
+            if await self._mutant_trial(path, mutant, repro) and (weak or await self._confirmed(task, repro)):
                 where = f"{path}:{mutant.line}: {mutant.what}"
                 self.emit(Notice("info", f"a one-token change passed the reproduction and the check: {where}"))
-                if repro.by == "model":
-                    self._doubt(f"the fix ({where}) is one tomo found by trying changes against a test the model "
-                                "wrote, whose expected values the task does not state")
+                if weak:
+                    judge = ("a test the model wrote, whose expected values the task does not state" if
+                             repro.by == "model" else "a test that the result the task reports as wrong is gone, "
+                             "which does not say what is right")
+                    self._doubt(f"the fix ({where}) is one tomo found by trying changes against {judge}")
                 return True
         self.emit(Notice("info", "no one-token change made the reproduction and the check pass: the model's trials "
                                  "go on"))
@@ -572,14 +596,15 @@ class Trials:
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip())
 
-    def _unused(self, changed: Sequence[str]) -> list[str]:
-        """The parameters this trial added that nothing reads (:func:`tomo.oi.feature.unused_parameters`)."""
+    def _compared(self, changed: Sequence[str], compare: Callable[[str, str], list[str]]) -> list[str]:
+        """``compare(before, after)`` over the Python files this trial changed (:func:`tomo.oi.feature.
+        unused_parameters`, :func:`tomo.oi.feature.undefined_names`): what the trial's change did wrong."""
         found: list[str] = []
         for path in changed:
             if path.endswith(".py"):
                 with contextlib.suppress(OSError, UnicodeDecodeError):
                     before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
-                    found += unused_parameters(before, (self.engine.root / path).read_text(encoding="utf-8"))
+                    found += compare(before, (self.engine.root / path).read_text(encoding="utf-8"))
         return found
 
     def _protected(self, path: str, repro: Repro | None) -> bool:

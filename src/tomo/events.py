@@ -185,7 +185,8 @@ class BlockOutput(Event):
 @dataclass(frozen=True, slots=True)
 class ReproductionKept(Event):
     """trials: a test tomo keeps to judge the fixes, as it was written. ``by``: "model" (the model's reproduction),
-    "task" (the task's own examples), "reported" (a result the task reports as wrong, asserted gone) or "second" (a second test that failed on a fix and judges the next trials).
+    "task" (the task's own examples), "reported" (a result the task reports as wrong, asserted gone) or "second" (a
+    second test that failed on a fix and judges the next trials).
     Why its code: tomo cannot tell a test that asserts a wrong value from a right one; the lab can, by running it on
     the task's reference solution (``tomo lab repros``)."""
 

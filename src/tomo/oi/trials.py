@@ -200,6 +200,8 @@ class Trials:
             if self.engine._end:
                 raise _Interrupted
             if await self._trial(task, repro) and await self._confirmed(task, repro):
+                if self.asked and repro is None:  # a red check of a trial put back is no reproduction of it
+                    self._doubt("a feature with no reproduction: no test of it failed before the change")
                 self._passed()
                 return
         self.summary.ended_by = "rounds"
@@ -457,7 +459,8 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        lacking = [f"`{name}`" for name in missing(self.asked, self._sources(changed))]
+        code = {p: t for p, t in self._sources(changed).items() if not is_test_path(p)}  # a test's `median` is none
+        lacking = [f"`{name}`" for name in missing(self.asked, code)]
         if lacking:
             reports.append(f"[tomo: the task asks for {', '.join(lacking)}, which the code still lacks after this "
                            "trial: nothing was run]")

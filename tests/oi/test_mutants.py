@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from oi.test_honest_outcomes import TemperedScript
-from oi.test_trials import REPRO, SECOND, SHAPES, TASK, block, engine_for
+from oi.test_trials import REPRO, RIGHT, SECOND, SHAPES, TASK, block, engine_for
 from oi.test_trials import shapes as shapes  # the fixture: a project whose `double` adds 1 too many
 from tomo.events import BlockOutput, ListSink, Notice, ReproductionKept
 from tomo.oi.mutants import mutants
@@ -158,3 +158,14 @@ async def test_a_one_token_fix_of_a_result_the_task_reports_as_wrong_is_kept_but
     assert any("against a test that the result the task reports as wrong is gone" in t for t in said)
     tried = [b.output for b in sink.of(BlockOutput) if b.output.startswith("tomo tried")]
     assert tried[0].startswith("tomo tried `1` → `2`") and len(tried) == 2  # it passed the test, not the check
+
+
+async def test_a_model_fix_of_a_result_the_task_reports_as_wrong_is_kept_unverified_and_asks_no_second_test(
+        strict, shapes):
+    model = TemperedScript([block("python shapes.py", RIGHT)])  # without --mutants: the model's fix
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5, but twice 2 is 4. Please fix double.", sink)
+    assert engine.last.outcome == "unverified" and engine.last.rounds == 1 and len(model.sent) == 1
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
+    assert any("only asserts that the result the task reports as wrong is gone" in n.text for n in sink.of(Notice))

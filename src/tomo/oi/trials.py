@@ -202,6 +202,9 @@ class Trials:
             if await self._trial(task, repro) and await self._confirmed(task, repro):
                 if self.asked and repro is None:  # a red check of a trial put back is no reproduction of it
                     self._doubt("a feature with no reproduction: no test of it failed before the change")
+                if repro is not None and repro.by == "reported":
+                    self._doubt("the reproduction only asserts that the result the task reports as wrong is gone, "
+                                "not what is right")
                 self._passed()
                 return
         self.summary.ended_by = "rounds"
@@ -387,8 +390,8 @@ class Trials:
         with `min(income - lower, upper is None or ...)`, wrong above it): a fix the second test fails is put back,
         and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first.
         False: the trial does not stand."""
-        if repro is None or repro.guards or self.summary.rounds >= self.engine.max_rounds:
-            return True
+        if repro is None or repro.guards or repro.by == "reported" or self.summary.rounds >= self.engine.max_rounds:
+            return True  # "reported": never verified, so there is no claim for a second test to guard
         fix = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
         path = self._repro_path()
         again = (repro.code, "This test shows the problem. Write a different test of what the task asks (another "

@@ -462,26 +462,15 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        code = {p: t for p, t in self._sources(changed).items() if not is_test_path(p)}  # a test's `median` is none
-        lacking = [f"`{name}`" for name in missing(self.asked, code)]
-        if lacking:
-            reports.append(f"[tomo: the task asks for {', '.join(lacking)}, which the code still lacks after this "
-                           "trial: nothing was run]")
-        elif self.asked and (unused := self._compared(changed, unused_parameters)):
-            lacking = unused
-            reports.append(f"[tomo: this trial adds {', '.join(unused)}, which nothing in the code reads: the "
-                           "change is half written. Nothing was run]")
-        elif self.asked and (unknown := self._compared(changed, undefined_names)):
-            lacking = unknown
-            reports.append(f"[tomo: this trial reads {', '.join(unknown)}, which nothing defines there (a "
-                           "NameError when it runs). Nothing was run]")
-        passed = not lacking and await self._judged(repro, reports)
+        fault, report = self._half_written(changed) if self.asked else ("", "")
+        if report:
+            reports.append(report)
+        passed = not fault and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
         if passed:
             return True
         self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
-                                 f"{'it' if len(changed) == 1 else 'them'}"
-                         + (f" (it lacks {', '.join(lacking)})" if lacking else "")))
+                                 f"{'it' if len(changed) == 1 else 'them'}" + (f" ({fault})" if fault else "")))
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         self._put_back(changed)
         return False
@@ -601,6 +590,26 @@ class Trials:
         files = shown(self.engine.root, touched(self.user, sources), self.user)
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip())
+
+    def _half_written(self, changed: Sequence[str]) -> tuple[str, str]:
+        """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
+        feature`): a short fault and the report the model reads; ("", "") when nothing."""
+        code = {p: t for p, t in self._sources(changed).items() if not is_test_path(p)}  # a test's `median` is none
+        lacking = [f"`{name}`" for name in missing(self.asked, code)]
+        if lacking:
+            return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
+                                                      "still lacks after this trial: nothing was run]")
+        unused = self._compared(changed, unused_parameters)
+        if unused:
+            return (f"nothing reads {', '.join(unused)}", f"[tomo: this trial adds {', '.join(unused)}, which nothing "
+                                                          "in the code reads: the change is half written. Nothing was "
+                                                          "run]")
+        unknown = self._compared(changed, undefined_names)
+        if unknown:
+            return (f"nothing defines {', '.join(unknown)}", f"[tomo: this trial reads {', '.join(unknown)}, which "
+                                                             "nothing defines there (a NameError when it runs). "
+                                                             "Nothing was run]")
+        return "", ""
 
     def _compared(self, changed: Sequence[str], compare: Callable[[str, str], list[str]]) -> list[str]:
         """``compare(before, after)`` over the Python files this trial changed (:func:`tomo.oi.feature.

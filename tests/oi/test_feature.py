@@ -87,6 +87,7 @@ async def test_a_feature_turn_asks_for_no_test_and_puts_back_a_trial_that_lacks_
                      sink)
     first = model.sent[0][-1].content
     assert "First, a test" not in first and "```python shapes.py\ndef add(a, b):" in first  # the file, whole
+    assert "for example\n```python shapes.py\ndef double(...):" in first  # a name the task uses, no placeholder
     said = [n.text for n in sink.of(Notice)]
     assert any("lacks `plus`" in t for t in said)  # the half change was put back before anything ran
     again = model.sent[1][-1].content  # shows the code as the turn found it, and what the last trial lacked

@@ -118,13 +118,30 @@ def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence
     if failed:
         parts.append(failed)
     names = ", ".join(f"`{name}`" for name in asked)
-    where = files[0][0] if files else "path/to/module.py"
+    where, name = _example(task, files, asked)
     parts.append(f"Write the change the task asks for ({names} must exist afterwards). Reply with every definition "
                  "you add or change, complete (every line of it), in one block per file, labeled with the file's "
-                 f"path, for example\n```python {where}\ndef the_function(...):\n    <every line of it>\n```\n"
+                 f"path, for example\n```python {where}\ndef {name}(...):\n    <every line of it>\n```\n"
                  "A method goes inside its class (`class Name:` with only the methods you add or change). Put an "
                  "import the new code needs at the top of its block. Do not change the tests.")
     return "\n\n".join(parts)
+
+
+def _example(task: str, files: Sequence[tuple[str, str]], asked: Sequence[str]) -> tuple[str, str]:
+    """(file, function) for the reply's example: a top-level function of a shown file that the task names, else a
+    new function it asks for. Why not a placeholder: Qwen 1.5B wrote `def the_function(...)` into report.py, copied
+    from the example, next to the `render_report` it was to change."""
+    words = set(re.findall(r"[A-Za-z_]\w*", task))
+    for path, code in files:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in words:
+                return path, node.name
+    new = next((name for name in asked if re.search(rf"(?<![\w.]){re.escape(name)}\(", task)), None)
+    return (files[0][0] if files else "path/to/module.py"), new or "the_function"
 
 
 def unused_parameters(before: str, after: str) -> list[str]:

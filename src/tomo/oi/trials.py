@@ -586,16 +586,14 @@ class Trials:
     def _feature_request(self, task: str, repro: Repro | None) -> str:
         """A feature trial's request (:func:`tomo.oi.feature.feature_request`): the files the task touches, as they
         are now (a failed trial was put back)."""
-        sources = {p: t for p, t in self._sources().items() if not is_test_path(p)}
-        files = shown(self.engine.root, touched(self.user, sources), self.user)
+        files = shown(self.engine.root, touched(self.user, self._code()), self.user)
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip())
 
     def _half_written(self, changed: Sequence[str]) -> tuple[str, str]:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
         feature`): a short fault and the report the model reads; ("", "") when nothing."""
-        code = {p: t for p, t in self._sources(changed).items() if not is_test_path(p)}  # a test's `median` is none
-        lacking = [f"`{name}`" for name in missing(self.asked, code)]
+        lacking = [f"`{name}`" for name in missing(self.asked, self._code(changed))]  # a test's `median` is none
         if lacking:
             return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
                                                       "still lacks after this trial: nothing was run]")
@@ -624,6 +622,10 @@ class Trials:
 
     def _protected(self, path: str, repro: Repro | None) -> bool:
         return _protected(path, repro, feature=bool(self.asked))
+
+    def _code(self, also: Sequence[str] = ()) -> dict[str, str]:
+        """:meth:`_sources` outside the tests: the code a feature changes."""
+        return {p: t for p, t in self._sources(also).items() if not is_test_path(p)}
 
     def _sources(self, also: Sequence[str] = ()) -> dict[str, str]:
         """The project's Python files as they are now (path -> text): those the turn found, and ``also``."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -135,3 +137,69 @@ async def test_a_feature_trial_that_reads_a_name_nothing_defines_is_put_back(str
     await trial_turn(engine, [], "Add a keyword parameter plus=0 to double.", ListSink())
     assert "reads `offset` in `double`, which nothing defines there" in model.sent[1][-1].content
     assert "return add(x, x) + plus\n" in (shapes / "shapes.py").read_text() and engine.last.rounds == 2
+
+
+WORDS = 'def join_words(words):\n    return "-".join(w.lower() for w in words)\n'
+LABELS = "from words import join_words\n\n\ndef label(name):\n    return join_words(name.split())\n"
+SEP_TASK = ("Add a keyword parameter sep: str = '-' to words.join_words and to labels.label(name, sep='-'), which "
+            "passes it on to join_words.")
+RIGHT_LABELS = ('from words import join_words\n\n\ndef label(name, sep="-"):\n'
+                '    return join_words(name.split(), sep=sep)\n')
+HALF_WORDS = 'def join_words(words, sep="-"):\n    return "-".join(w.lower() for w in words)\n'
+RIGHT_WORDS = 'def join_words(words, sep="-"):\n    return sep.join(w.lower() for w in words)\n'
+
+
+def two_halves(label_code: str, words_code: str) -> dict[str, str]:
+    return {"content": f"Here.\n\n```python labels.py\n{label_code}```\n\n```python words.py\n{words_code}```\n"}
+
+
+@pytest.fixture
+def labels(tmp_path: Path) -> Path:
+    root = tmp_path / "labels"
+    (root / "tests").mkdir(parents=True)
+    (root / "words.py").write_text(WORDS)
+    (root / "labels.py").write_text(LABELS)
+    (root / "conftest.py").write_text("")
+    (root / "tests" / "test_labels.py").write_text(
+        "from labels import label\n\n\ndef test_label():\n    assert label('Hello World') == 'hello-world'\n")
+    return root
+
+
+async def test_a_feature_trial_s_right_half_stays_laid_in_while_its_faulty_half_is_asked_again(strict, labels):
+    # the lab's slug task: `permalink` passed the separator on in every reply, `slugify` never read it
+    model = TemperedScript([two_halves(RIGHT_LABELS, HALF_WORDS), block("python words.py", RIGHT_WORDS)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], SEP_TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("words.py put back" in t and "labels.py kept for the next trial" in t for t in said), said
+    again = model.sent[1][-1].content
+    assert "tomo kept that trial's change to labels.py" in again and "join_words(name.split(), sep=sep)" in again
+    assert (labels / "labels.py").read_text() == RIGHT_LABELS and (labels / "words.py").read_text() == RIGHT_WORDS
+    assert engine.last.rounds == 2 and engine.last.outcome == "unverified"  # a feature with no reproduction
+
+
+async def test_a_kept_half_is_put_back_when_no_trial_passes(strict, labels):
+    # the second reply gives back only the kept half: nothing new, so nothing runs; the rounds run out
+    model = TemperedScript([two_halves(RIGHT_LABELS, HALF_WORDS), block("python labels.py", RIGHT_LABELS)])
+    engine = engine_for(model, strict, labels, max_rounds=2)
+    sink = ListSink()
+    await trial_turn(engine, [], SEP_TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("changed nothing new" in t for t in said)
+    assert any(t.startswith("no trial passed: labels.py put back") for t in said), said
+    assert (labels / "labels.py").read_text() == LABELS and (labels / "words.py").read_text() == WORDS
+    assert engine.last.outcome != "verified" and not engine.last.verified
+
+
+async def test_a_trial_that_fails_its_run_puts_back_the_kept_half_too(strict, labels):
+    wrong = 'def join_words(words, sep="-"):\n    return sep.join(w.upper() for w in words)\n'
+    model = TemperedScript([two_halves(RIGHT_LABELS, HALF_WORDS), block("python words.py", wrong),
+                            two_halves(RIGHT_LABELS, RIGHT_WORDS)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], SEP_TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("labels.py, words.py put back" in t and "kept" not in t for t in said), said
+    assert "tomo kept" not in model.sent[2][-1].content and "def label(name):" in model.sent[2][-1].content
+    assert (labels / "words.py").read_text() == RIGHT_WORDS and engine.last.rounds == 3

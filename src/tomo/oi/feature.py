@@ -105,10 +105,10 @@ def shown(root: Path, paths: Sequence[str], task: str) -> list[tuple[str, str]]:
 
 
 def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence[str], *,
-                    stated: str = "", failed: str = "") -> str:
+                    stated: str = "", failed: str = "", kept: Sequence[str] = ()) -> str:
     """One feature trial's request: the task, the files it touches, and the reply's shape (every definition to add or
     change, a block per file). ``stated``: the task's own examples as a test the change must pass; ``failed``: what
-    the last trial wrote and why it failed."""
+    the last trial wrote and why it failed; ``kept``: the files whose change from that trial stays laid in."""
     parts = [task]
     if files:
         parts.append("The code this touches, as it is now:\n" + "\n".join(
@@ -117,6 +117,9 @@ def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence
         parts.append(stated)
     if failed:
         parts.append(failed)
+    if kept:
+        parts.append(f"tomo kept that trial's change to {', '.join(kept)} (shown above as it is now): nothing was "
+                     "found wrong in it. Write what is still missing or wrong elsewhere.")
     names = ", ".join(f"`{name}`" for name in asked)
     where, name = _example(task, files, asked)
     parts.append(f"Write the change the task asks for ({names} must exist afterwards). Reply with every definition "

@@ -174,6 +174,7 @@ class Trials:
         self.since = 0  # the first block of the current trial
         self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
         self.asked: list[str] = []  # the names a feature task asks to add (tomo.oi.feature); [] for a fix
+        self.held: dict[str, bytes] = {}  # files a failed feature trial left laid in for the next (_holdable)
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -209,6 +210,7 @@ class Trials:
                 return
         self.summary.ended_by = "rounds"
         self.emit(LimitReached(AGENT, "rounds", self.engine.max_rounds))
+        self.release()
         written = [*([repro.path] if repro.path else []), *(path for path, _code in repro.guards)] if repro else []
         if written:  # no fix passed: the turn leaves the files as it found them
             for path in written:
@@ -451,28 +453,35 @@ class Trials:
             return False
         reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
         changed = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
+        own = self._own(changed)
         key = _fingerprint(self.engine.root, changed)
-        self.same = not changed
-        self.stale = self.stale + 1 if not changed or key in self.seen else 0
-        if not changed or key in self.seen:
+        self.same = not own
+        self.stale = self.stale + 1 if not own or key in self.seen else 0
+        if not own or key in self.seen:
             self.emit(Notice("info", "this trial changed nothing new (no file, or what an earlier trial wrote): not "
                                      "run again"))
-            self._put_back(changed)
+            self._undo(own)
             self._said("\n\n".join(reports))
             self.seen.add(key)
             return False
         self.seen.add(key)
-        fault, report = self._half_written(changed) if self.asked else ("", "")
+        fault, report, faulty = self._half_written(changed) if self.asked else ("", "", [])
         if report:
             reports.append(report)
         passed = not fault and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
         if passed:
+            self.held = {}  # part of the fix now
             return True
-        self.emit(Notice("info", f"trial failed: {', '.join(changed)} put back as the turn found "
-                                 f"{'it' if len(changed) == 1 else 'them'}" + (f" ({fault})" if fault else "")))
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
-        self._put_back(changed)
+        kept = self._holdable(changed, faulty) if fault else []
+        back = [p for p in dict.fromkeys([*changed, *self.held]) if p not in kept]
+        held = (f"; {', '.join(kept)} kept for the next trial, which sees the change (it adds what the task asks "
+                "for, and nothing was found wrong in it)") if kept else ""
+        self.emit(Notice("info", f"trial failed: {', '.join(back)} put back as the turn found "
+                                 f"{'it' if len(back) == 1 else 'them'}" + (f" ({fault})" if fault else "") + held))
+        self._put_back(back)
+        self.held = {p: (self.engine.root / p).read_bytes() for p in kept}
         return False
 
     async def _judged(self, repro: Repro | None, reports: list[str]) -> bool:
@@ -588,37 +597,91 @@ class Trials:
         are now (a failed trial was put back)."""
         files = shown(self.engine.root, touched(self.user, self._code()), self.user)
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
-                               failed=_earlier_fix(self.failed).strip())
+                               failed=_earlier_fix(self.failed).strip(), kept=list(self.held))
 
-    def _half_written(self, changed: Sequence[str]) -> tuple[str, str]:
+    def _half_written(self, changed: Sequence[str]) -> tuple[str, str, list[str]]:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
-        feature`): a short fault and the report the model reads; ("", "") when nothing."""
+        feature`): a short fault, the report the model reads, and the files at fault (every one when the fault is
+        the whole change's); ("", "", []) when nothing."""
         lacking = [f"`{name}`" for name in missing(self.asked, self._code(changed))]  # a test's `median` is none
         if lacking:
             return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
-                                                      "still lacks after this trial: nothing was run]")
+                                                      "still lacks after this trial: nothing was run]", list(changed))
         unused = self._compared(changed, unused_parameters)
         if unused:
-            return (f"nothing reads {', '.join(unused)}", f"[tomo: this trial adds {', '.join(unused)}, which nothing "
-                                                          "in the code reads: the change is half written. Nothing was "
-                                                          "run]")
+            found = [f for faults in unused.values() for f in faults]
+            return (f"nothing reads {', '.join(found)}", f"[tomo: this trial adds {', '.join(found)}, which nothing "
+                                                         "in the code reads: the change is half written. Nothing was "
+                                                         "run]", list(unused))
         unknown = self._compared(changed, undefined_names)
         if unknown:
-            return (f"nothing defines {', '.join(unknown)}", f"[tomo: this trial reads {', '.join(unknown)}, which "
-                                                             "nothing defines there (a NameError when it runs). "
-                                                             "Nothing was run]")
-        return "", ""
+            found = [f for faults in unknown.values() for f in faults]
+            return (f"nothing defines {', '.join(found)}", f"[tomo: this trial reads {', '.join(found)}, which "
+                                                           "nothing defines there (a NameError when it runs). "
+                                                           "Nothing was run]", list(unknown))
+        return "", "", []
 
-    def _compared(self, changed: Sequence[str], compare: Callable[[str, str], list[str]]) -> list[str]:
+    def _compared(self, changed: Sequence[str],
+                  compare: Callable[[str, str], list[str]]) -> dict[str, list[str]]:
         """``compare(before, after)`` over the Python files this trial changed (:func:`tomo.oi.feature.
-        unused_parameters`, :func:`tomo.oi.feature.undefined_names`): what the trial's change did wrong."""
-        found: list[str] = []
+        unused_parameters`, :func:`tomo.oi.feature.undefined_names`): what the trial's change did wrong, by file."""
+        found: dict[str, list[str]] = {}
         for path in changed:
             if path.endswith(".py"):
                 with contextlib.suppress(OSError, UnicodeDecodeError):
                     before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
-                    found += compare(before, (self.engine.root / path).read_text(encoding="utf-8"))
+                    faults = compare(before, (self.engine.root / path).read_text(encoding="utf-8"))
+                    if faults:
+                        found[path] = faults
         return found
+
+    def _holdable(self, changed: Sequence[str], faulty: Sequence[str]) -> list[str]:
+        """The files of a failed feature trial that stay laid in for the next one: code outside the tests, not at
+        fault, that now has a name the task asks for and lacked it. Why: the lab saw Qwen 1.5B write
+        `permalink(..., separator)` right in every reply and `slugify`'s half wrong, so each trial put back both;
+        a next trial that sees the right half in place is asked for the other half only."""
+        kept: list[str] = []
+        for path in changed:
+            if path in faulty or not path.endswith(".py") or is_test_path(path):
+                continue
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
+                now = (self.engine.root / path).read_text(encoding="utf-8")
+                if len(missing(self.asked, {path: now})) < len(missing(self.asked, {path: before})):
+                    kept.append(path)
+        return kept
+
+    def _own(self, changed: Sequence[str]) -> list[str]:
+        """The files this trial changed itself: those that differ from what the last trial left laid in (``held``),
+        or from the turn's start."""
+        own: list[str] = []
+        for path in dict.fromkeys([*changed, *self.held]):
+            try:
+                now: bytes | None = (self.engine.root / path).read_bytes()
+            except OSError:
+                now = None
+            if now != self.held.get(path, self.gates.baseline.contents.get(path)):
+                own.append(path)
+        return own
+
+    def _undo(self, paths: Sequence[str]) -> None:
+        """This trial's own changes undone: a held file as the last trial left it, any other as the turn found it."""
+        if not paths:
+            return
+        for path in paths:
+            if path in self.held:
+                (self.engine.root / path).write_bytes(self.held[path])
+        self.gates.put_back([p for p in paths if p not in self.held])
+        self._record_restore()
+
+    def release(self) -> None:
+        """The files a failed feature trial left laid in, put back when the turn ends without a passing trial: no
+        half-written change is left behind."""
+        if self.held:
+            paths = list(self.held)
+            self._put_back(paths)
+            self.emit(Notice("info", f"no trial passed: {', '.join(paths)} put back as the turn found "
+                                     f"{'it' if len(paths) == 1 else 'them'}"))
 
     def _protected(self, path: str, repro: Repro | None) -> bool:
         return _protected(path, repro, feature=bool(self.asked))
@@ -894,6 +957,8 @@ class Trials:
 
     def _put_back(self, paths: Sequence[str]) -> None:
         """A failed trial's files as the turn found them (a file the turn added is removed)."""
+        for path in paths:
+            self.held.pop(path, None)
         left = self.gates.put_back(paths)
         if left:
             self.emit(Notice("warning", f"{', '.join(left)} stayed as the trial left it: tomo keeps the bytes of code "
@@ -941,9 +1006,11 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
         await trials.run(task, baseline)
     except _Interrupted:
         summary.ended_by = "interrupted"
+        trials.release()
     except ModelError as exc:
         summary.ended_by, summary.error = "error", exc.message
         emit(Notice("error", f"the model failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")))
+        trials.release()
     finally:
         end_turn(summary, gates, emit)
     new = trials.messages

@@ -14,7 +14,15 @@ import pytest
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
-from tomo.oi.feature import asked_for, missing, shown, touched, undefined_names, unused_parameters
+from tomo.oi.feature import (
+    asked_for,
+    missing,
+    shown,
+    touched,
+    unchanged_files,
+    undefined_names,
+    unused_parameters,
+)
 from tomo.oi.trials import trial_turn
 
 SOURCES = {
@@ -203,3 +211,33 @@ async def test_a_trial_that_fails_its_run_puts_back_the_kept_half_too(strict, la
     assert any("labels.py, words.py put back" in t and "kept" not in t for t in said), said
     assert "tomo kept" not in model.sent[2][-1].content and "def label(name):" in model.sent[2][-1].content
     assert (labels / "words.py").read_text() == RIGHT_WORDS and engine.last.rounds == 3
+
+
+def test_a_file_the_task_names_and_a_change_leaves_as_it_was_is_found_but_not_one_named_after_like():
+    before = {"versions.py": "def parse_version(text):\n    return tuple(text.split('.'))\n",
+              "updater.py": "def needs_update(installed, available):\n    return installed != available\n",
+              "catalogue.py": "def entries():\n    return []\n"}
+    task = ("Add is_newer(candidate, current) to versions.py (invalid versions raise ValueError like "
+            "catalogue.entries does). Then make updater.needs_update use it.")
+    after = {**before, "versions.py": before["versions.py"] + "\n\ndef is_newer(a, b):\n    return a > b\n"}
+    assert unchanged_files(task, before, after) == ["updater.py"]  # catalogue.py is named after "like"
+    done = {**after, "updater.py": "def needs_update(old, new):\n    return is_newer(new, old)\n"}
+    assert unchanged_files(task, before, done) == []
+
+
+async def test_a_feature_trial_that_leaves_a_named_file_as_it_was_keeps_its_new_half_and_is_asked_again(strict,
+                                                                                                         labels):
+    # the lab's version task: is_newer written into versions.py, updater.needs_update never made to use it
+    task = "Add a keyword parameter sep: str = '-' to words.py's join_words, and make labels.label pass sep='_'."
+    underscored = 'from words import join_words\n\n\ndef label(name):\n    return join_words(name.split(), sep="_")\n'
+    model = TemperedScript([block("python words.py", RIGHT_WORDS), block("python labels.py", underscored)])
+    (labels / "tests" / "test_labels.py").write_text(
+        "from labels import label\n\n\ndef test_label():\n    assert label('Hello World') == 'hello_world'\n")
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("(labels.py unchanged); words.py kept for the next trial" in t for t in said), said
+    assert "the task names labels.py, which this trial left as it was" in model.sent[1][-1].content
+    assert (labels / "labels.py").read_text() == underscored and (labels / "words.py").read_text() == RIGHT_WORDS
+    assert engine.last.rounds == 2

@@ -16,6 +16,7 @@ import re
 import symtable
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
 """Names a task can call without the project defining them: builtins and the methods of builtin types."""
@@ -33,6 +34,7 @@ _MODULE_NAMES = frozenset({"__file__", "__path__", "__cached__", "__annotations_
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 _ANONYMOUS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr", "lambda"})  # their names are their function's
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_LIKE = re.compile(r"\blike\s+[\w./]+", re.IGNORECASE)  # "like parse_version does": named, not to change
 
 
 def asked_for(task: str, sources: Mapping[str, str]) -> list[str]:
@@ -64,10 +66,12 @@ def missing(asked: Sequence[str], sources: Mapping[str, str]) -> list[str]:
     return [name for name in asked if name not in (options if name.startswith("--") else names)]
 
 
-def touched(task: str, sources: Mapping[str, str]) -> list[str]:
+def touched(task: str, sources: Mapping[str, str], *, named_only: bool = False) -> list[str]:
     """The files a feature will most likely change, in order: those the task names (`csvsum.py`, `blog.slugs`,
-    `events.apply_event`), then those that define a function, method or class whose name the task uses."""
+    `events.apply_event`; not after "like"), then (unless ``named_only``) those that define a function, method or
+    class whose name the task uses."""
     words = set(re.findall(r"[A-Za-z_]\w*", task))
+    task = _LIKE.sub(" ", task)
     dotted = {part for match in _DOTTED.finditer(task) for part in _prefixes(match.group(0))}
     named: list[str] = []
     defining: list[str] = []
@@ -80,7 +84,7 @@ def touched(task: str, sources: Mapping[str, str]) -> list[str]:
             named.append(path)
         elif words & _defined(text):
             defining.append(path)
-    return named + defining
+    return named if named_only else named + defining
 
 
 def shown(root: Path, paths: Sequence[str], task: str) -> list[tuple[str, str]]:
@@ -152,9 +156,9 @@ def unused_parameters(before: str, after: str) -> list[str]:
     never reads, as "`function`'s `name`": a feature half written. Why: asked for "a keyword parameter delimiter ...
     and have main pass the option to it", Qwen 1.5B added the parameter and the option, passed one to the other, and
     never gave it to the CSV reader; the project's check passed."""
-    old = {name: set(params) for name, params, _used in _signatures(before)}
+    old = {f.name: set(f.params) for f in _signatures(before)}
     found: list[str] = []
-    for name, params, used in _signatures(after):
+    for name, params, used, _shape in _signatures(after):
         for param in params:
             if param not in old.get(name, ()) and param not in used and param not in ("self", "cls") \
                     and not param.startswith("_"):
@@ -169,6 +173,14 @@ def undefined_names(before: str, after: str) -> list[str]:
     the project's check never called it, and the check passed."""
     old = set(_undefined(before))
     return [f"`{name}` in `{where}`" for where, name in _undefined(after) if (where, name) not in old]
+
+
+def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """The files the task names (:func:`touched`: `workflow.py`, `events.apply_event`) that ``after`` has as
+    ``before`` had them: a feature half written. Why: asked to make "the cancel event from the queue
+    (events.apply_event)" cancel the order, Qwen 1.5B changed workflow.py alone, and the project's check passed."""
+    named = touched(task, before, named_only=True)
+    return [path for path in named if after.get(path, before[path]) == before[path]]
 
 
 def _undefined(text: str) -> list[tuple[str, str]]:
@@ -195,13 +207,20 @@ def _undefined(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
-def _signatures(text: str) -> list[tuple[str, list[str], set[str]]]:
-    """(qualified name, parameter names, names its body reads) of each function and method of ``text``."""
+class _Function(NamedTuple):
+    name: str  # qualified: `Order.cancel`
+    params: list[str]
+    used: set[str]  # the names its body reads
+    shape: str  # its AST, dumped: equal when only its comments or layout changed
+
+
+def _signatures(text: str) -> list[_Function]:
+    """Each function and method of ``text``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    out: list[tuple[str, list[str], set[str]]] = []
+    out: list[_Function] = []
 
     def visit(body: Sequence[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -213,7 +232,7 @@ def _signatures(text: str) -> list[tuple[str, list[str], set[str]]]:
                                           *([args.vararg] if args.vararg else []),
                                           *([args.kwarg] if args.kwarg else [])]]
                 used = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-                out.append((prefix + node.name, params, used))
+                out.append(_Function(prefix + node.name, params, used, ast.dump(node)))
 
     visit(tree.body, "")
     return out

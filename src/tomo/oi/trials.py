@@ -66,6 +66,7 @@ from tomo.oi.feature import (
     missing,
     shown,
     touched,
+    unchanged_files,
     undefined_names,
     unused_parameters,
 )
@@ -478,9 +479,10 @@ class Trials:
         back = [p for p in dict.fromkeys([*changed, *self.held]) if p not in kept]
         held = (f"; {', '.join(kept)} kept for the next trial, which sees the change (it adds what the task asks "
                 "for, and nothing was found wrong in it)") if kept else ""
-        self.emit(Notice("info", f"trial failed: {', '.join(back)} put back as the turn found "
-                                 f"{'it' if len(back) == 1 else 'them'}" + (f" ({fault})" if fault else "") + held))
-        self._put_back(back)
+        undone = f": {', '.join(back)} put back as the turn found {'it' if len(back) == 1 else 'them'}" if back else ""
+        self.emit(Notice("info", f"trial failed{undone}" + (f" ({fault})" if fault else "") + held))
+        if back:
+            self._put_back(back)
         self.held = {p: (self.engine.root / p).read_bytes() for p in kept}
         return False
 
@@ -603,23 +605,38 @@ class Trials:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
         feature`): a short fault, the report the model reads, and the files at fault (every one when the fault is
         the whole change's); ("", "", []) when nothing."""
-        lacking = [f"`{name}`" for name in missing(self.asked, self._code(changed))]  # a test's `median` is none
+        code = self._code(changed)
+        lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
         if lacking:
             return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
                                                       "still lacks after this trial: nothing was run]", list(changed))
+        faults: list[str] = []
+        reports: list[str] = []
+        untouched = unchanged_files(self.user, self._code_at_start(), code)
+        if untouched:
+            faults.append(f"{', '.join(untouched)} unchanged")
+            reports.append(f"the task names {', '.join(untouched)}, which this trial left as it was: the change is "
+                           "half written")
         unused = self._compared(changed, unused_parameters)
         if unused:
-            found = [f for faults in unused.values() for f in faults]
-            return (f"nothing reads {', '.join(found)}", f"[tomo: this trial adds {', '.join(found)}, which nothing "
-                                                         "in the code reads: the change is half written. Nothing was "
-                                                         "run]", list(unused))
+            found = [f for each in unused.values() for f in each]
+            faults.append(f"nothing reads {', '.join(found)}")
+            reports.append(f"this trial adds {', '.join(found)}, which nothing in the code reads: the change is half "
+                           "written")
         unknown = self._compared(changed, undefined_names)
         if unknown:
-            found = [f for faults in unknown.values() for f in faults]
-            return (f"nothing defines {', '.join(found)}", f"[tomo: this trial reads {', '.join(found)}, which "
-                                                           "nothing defines there (a NameError when it runs). "
-                                                           "Nothing was run]", list(unknown))
-        return "", "", []
+            found = [f for each in unknown.values() for f in each]
+            faults.append(f"nothing defines {', '.join(found)}")
+            reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
+                           "runs)")
+        if not faults:
+            return "", "", []
+        return "; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", [*unused, *unknown]
+
+    def _code_at_start(self) -> dict[str, str]:
+        """The project's code outside the tests as the turn found it (path -> text)."""
+        return {p: b.decode("utf-8", "replace") for p, b in self.gates.baseline.contents.items()
+                if p.endswith(".py") and not is_test_path(p)}
 
     def _compared(self, changed: Sequence[str],
                   compare: Callable[[str, str], list[str]]) -> dict[str, list[str]]:

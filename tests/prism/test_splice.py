@@ -89,6 +89,15 @@ def test_new_names_are_added_imports_merged_and_stray_statements_reported():
     assert done.text.index("import statistics") < done.text.index("LIMIT = 10")
 
 
+def test_an_import_of_what_the_file_defines_itself_is_left_out():
+    # Qwen 1.5B wrote `from versions import parse_version` into versions.py: a circular import at the next run
+    block = ("from stats import mean, LIMIT\nfrom statistics import pstdev\n\n"
+             "def spread(values):\n    return max(values) - min(values) + LIMIT * 0\n")
+    done = splice_python(MODULE, block)
+    assert done.imports == ["from statistics import pstdev"] and "from stats import" not in done.text
+    assert any("from stats import mean, LIMIT" in i and "the file defines it" in i for i in done.ignored)
+
+
 def test_an_assignment_to_a_known_name_replaces_it():
     done = splice_python(MODULE, "LIMIT = 20\n")
     assert done.replaced == ["LIMIT"] and "LIMIT = 20" in done.text and "LIMIT = 10" not in done.text

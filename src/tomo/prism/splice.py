@@ -224,8 +224,14 @@ def _lone_method(old: ast.Module, node: ast.stmt) -> tuple[str, Defn] | None:
 def _add_imports(old: ast.Module, new: ast.Module, block_lines: list[str], changes: list[_Change],
                  result: Splice) -> None:
     have = {ast.unparse(n) for n in old.body if isinstance(n, ast.Import | ast.ImportFrom)}
+    own = _top_level_names(old)
     wanted = []
     for node in new.body:
+        if isinstance(node, ast.ImportFrom) and all(a.name in own and a.asname is None for a in node.names):
+            # `from versions import parse_version` written into versions.py (Qwen 1.5B did): a circular import of
+            # what the file defines itself, or a shadow of it
+            result.ignored.append(_what(node) + " (the file defines it)")
+            continue
         if isinstance(node, ast.Import | ast.ImportFrom) and ast.unparse(node) not in have:
             wanted.append(ast.unparse(node))
             have.add(ast.unparse(node))
@@ -297,6 +303,17 @@ def _note_ignored(tree: ast.Module, result: Splice, allow: tuple[type, ...]) -> 
     for node in tree.body:
         if not isinstance(node, allow):
             result.ignored.append(_what(node))
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The functions, classes and assigned names a module defines at its top level (not the ones it imports)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        else:
+            names.update(_assigned_names(node))
+    return names
 
 
 def _what(node: ast.stmt) -> str:

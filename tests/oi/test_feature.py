@@ -22,6 +22,7 @@ from tomo.oi.feature import (
     unchanged_files,
     undefined_names,
     unused_parameters,
+    without,
 )
 from tomo.oi.trials import trial_turn
 
@@ -71,7 +72,7 @@ def test_a_parameter_a_change_adds_and_never_reads_is_a_half_written_feature():
     after = ("def read(path, where=None, delimiter=','):\n    return open(path)\n\n\nclass Stock:\n"
              "    def low(self, threshold=5):\n        return [k for k, n in self.items if n < threshold]\n\n\n"
              "def new(_unused, size):\n    return 1\n")
-    assert unused_parameters(before, after) == ["`read`'s `delimiter`", "`new`'s `size`"]
+    assert [f.said for f in unused_parameters(before, after)] == ["`read`'s `delimiter`", "`new`'s `size`"]
     assert unused_parameters(before, before) == []  # `where` was never read before either: not this change's
 
 
@@ -79,7 +80,9 @@ def test_a_name_a_changed_function_reads_and_nothing_defines_is_found_before_any
     before = "import os\n\n\nclass Stock:\n    def skus(self):\n        return sorted(os.environ)\n"
     after = before + ("\n    def low(self, threshold=5):\n        return [s for s in self.skus() if inventory.get(s)]\n"
                       "\n\ndef path():\n    return __file__, len(os.sep), helper()\n\n\ndef helper():\n    return 1\n")
-    assert undefined_names(before, after) == ["`inventory` in `Stock.low`"]  # in its comprehension, said as its own
+    # in its comprehension, said as its own
+    assert [(f.function, f.said) for f in undefined_names(before, after)] == [("Stock.low",
+                                                                               "`inventory` in `Stock.low`")]
     old_fault = "def f():\n    return g()\n"
     assert undefined_names(old_fault, old_fault + "\n\ndef h():\n    return 2\n") == []  # not this change's
     assert undefined_names("", "from m import *\n\n\ndef f():\n    return g()\n") == []  # anything may be g
@@ -240,4 +243,37 @@ async def test_a_feature_trial_that_leaves_a_named_file_as_it_was_keeps_its_new_
     assert any("(labels.py unchanged); words.py kept for the next trial" in t for t in said), said
     assert "the task names labels.py, which this trial left as it was" in model.sent[1][-1].content
     assert (labels / "labels.py").read_text() == underscored and (labels / "words.py").read_text() == RIGHT_WORDS
+    assert engine.last.rounds == 2
+
+
+TWO = ('def join_words(words):\n    return "-".join(w.lower() for w in words)\n\n\n'
+       'def title_words(text):\n    return join_words(text.title().split())\n')
+
+
+def test_without_lays_back_the_functions_at_fault_and_keeps_the_rest():
+    after = TWO.replace("words):", 'words, sep="-"):').replace("title_words(text)", 'title_words(text, sep="-")') \
+        .replace("split())", "split(), sep=sep)")
+    kept = without(after, TWO, ["join_words"])
+    assert kept == TWO.replace("title_words(text)", 'title_words(text, sep="-")').replace("split())",
+                                                                                          "split(), sep=sep)")
+    assert without(after, TWO, ["brand_new"]) is None  # a new function at fault: nothing sound to keep by name
+
+
+async def test_a_feature_trial_s_sound_function_stays_laid_in_when_another_in_its_file_is_half_written(strict,
+                                                                                                       labels):
+    # the lab's CSV task: the option and its passing right, `read_column`'s new parameter never read, one file
+    (labels / "words.py").write_text(TWO)
+    task = "Add a keyword parameter sep: str = '-' to words.join_words and to title_words, which passes it on."
+    half = ('def join_words(words, sep="-"):\n    return "-".join(w.lower() for w in words)\n\n\n'
+            'def title_words(text, sep="-"):\n    return join_words(text.title().split(), sep=sep)\n')
+    model = TemperedScript([block("python words.py", half), block("python words.py", RIGHT_WORDS)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("words.py (but `join_words`, as the turn found it) kept for the next trial" in t for t in said), said
+    again = model.sent[1][-1].content
+    assert "def title_words(text, sep=\"-\"):" in again and 'def join_words(words):\n    return "-"' in again
+    text = (labels / "words.py").read_text()
+    assert RIGHT_WORDS in text and "return join_words(text.title().split(), sep=sep)" in text
     assert engine.last.rounds == 2

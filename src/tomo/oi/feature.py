@@ -14,9 +14,12 @@ from __future__ import annotations
 import ast
 import re
 import symtable
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
+
+from tomo.prism.splice import SpliceError, splice_python
 
 BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
 """Names a task can call without the project defining them: builtins and the methods of builtin types."""
@@ -151,28 +154,57 @@ def _example(task: str, files: Sequence[tuple[str, str]], asked: Sequence[str]) 
     return (files[0][0] if files else "path/to/module.py"), new or "the_function"
 
 
-def unused_parameters(before: str, after: str) -> list[str]:
+class Fault(NamedTuple):
+    """A function a change left half written, and what the model reads about it."""
+
+    function: str  # qualified: `Inventory.low_stock`
+    said: str
+
+
+def unused_parameters(before: str, after: str) -> list[Fault]:
     """The parameters a change added (to a definition that had them not, or with a new definition) that its body
-    never reads, as "`function`'s `name`": a feature half written. Why: asked for "a keyword parameter delimiter ...
+    never reads ("`function`'s `name`"): a feature half written. Why: asked for "a keyword parameter delimiter ...
     and have main pass the option to it", Qwen 1.5B added the parameter and the option, passed one to the other, and
     never gave it to the CSV reader; the project's check passed."""
     old = {f.name: set(f.params) for f in _signatures(before)}
-    found: list[str] = []
+    found: list[Fault] = []
     for name, params, used, _shape in _signatures(after):
         for param in params:
             if param not in old.get(name, ()) and param not in used and param not in ("self", "cls") \
                     and not param.startswith("_"):
-                found.append(f"`{name}`'s `{param}`")
+                found.append(Fault(name, f"`{name}`'s `{param}`"))
     return found
 
 
-def undefined_names(before: str, after: str) -> list[str]:
+def undefined_names(before: str, after: str) -> list[Fault]:
     """The names a function of ``after`` reads that nothing defines (not a parameter, local, module name or builtin),
-    and that ``before`` did not already read so, as "`name` in `function`". Why: Qwen 1.5B wrote
-    `Inventory.low_stock` with `inventory.quantity(sku)` (the name of `render_report`'s parameter) inside the method;
-    the project's check never called it, and the check passed."""
+    and that ``before`` did not already read so ("`name` in `function`"). Why: Qwen 1.5B wrote `Inventory.low_stock`
+    with `inventory.quantity(sku)` (the name of `render_report`'s parameter) inside the method; the project's check
+    never called it, and the check passed."""
     old = set(_undefined(before))
-    return [f"`{name}` in `{where}`" for where, name in _undefined(after) if (where, name) not in old]
+    return [Fault(where, f"`{name}` in `{where}`") for where, name in _undefined(after) if (where, name) not in old]
+
+
+def without(after: str, before: str, functions: Iterable[str]) -> str | None:
+    """``after`` with each of ``functions`` as ``before`` had it: what is sound in a half-written change. None when
+    one is new, nested, or cannot be laid back. Why: Qwen 1.5B's replies to the CSV task got the option and its
+    passing right and `read_column` half wrong, one file; putting back the whole file threw the right part away."""
+    try:
+        tree = ast.parse(before)
+    except (SyntaxError, ValueError):
+        return None
+    lines = before.splitlines()
+    text = after
+    for name in dict.fromkeys(functions):
+        node = _function(tree.body, name.split("."))
+        if node is None:
+            return None
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        try:
+            text = splice_python(text, textwrap.dedent("\n".join(lines[start - 1:node.end_lineno])), name).text
+        except SpliceError:
+            return None
+    return text
 
 
 def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
@@ -181,6 +213,15 @@ def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, st
     (events.apply_event)" cancel the order, Qwen 1.5B changed workflow.py alone, and the project's check passed."""
     named = touched(task, before, named_only=True)
     return [path for path in named if after.get(path, before[path]) == before[path]]
+
+
+def _function(body: Sequence[ast.stmt], path: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for node in body:
+        if len(path) == 1 and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == path[0]:
+            return node
+        if len(path) > 1 and isinstance(node, ast.ClassDef) and node.name == path[0]:
+            return _function(node.body, path[1:])
+    return None
 
 
 def _undefined(text: str) -> list[tuple[str, str]]:

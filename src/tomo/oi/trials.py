@@ -35,7 +35,7 @@ import hashlib
 import re
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -61,6 +61,7 @@ from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
 from tomo.oi.feature import (
     BUILTINS,
     CALL,
+    Fault,
     asked_for,
     feature_request,
     missing,
@@ -69,6 +70,7 @@ from tomo.oi.feature import (
     unchanged_files,
     undefined_names,
     unused_parameters,
+    without,
 )
 from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
@@ -466,7 +468,7 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
-        fault, report, faulty = self._half_written(changed) if self.asked else ("", "", [])
+        fault, report, faulty = self._half_written(changed) if self.asked else ("", "", {})
         if report:
             reports.append(report)
         passed = not fault and await self._judged(repro, reports)
@@ -475,15 +477,18 @@ class Trials:
             self.held = {}  # part of the fix now
             return True
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
-        kept = self._holdable(changed, faulty) if fault else []
+        kept = self._holdable(changed, faulty) if fault else {}
         back = [p for p in dict.fromkeys([*changed, *self.held]) if p not in kept]
-        held = (f"; {', '.join(kept)} kept for the next trial, which sees the change (it adds what the task asks "
+        parts = [f"{p} (but {', '.join(f'`{f}`' for f in faulty[p] or [])}, as the turn found it)" if faulty.get(p)
+                 else p for p in kept]
+        held = (f"; {', '.join(parts)} kept for the next trial, which sees the change (it adds what the task asks "
                 "for, and nothing was found wrong in it)") if kept else ""
         undone = f": {', '.join(back)} put back as the turn found {'it' if len(back) == 1 else 'them'}" if back else ""
         self.emit(Notice("info", f"trial failed{undone}" + (f" ({fault})" if fault else "") + held))
-        if back:
-            self._put_back(back)
-        self.held = {p: (self.engine.root / p).read_bytes() for p in kept}
+        for path, data in kept.items():
+            (self.engine.root / path).write_bytes(data)
+        self._put_back(back)
+        self.held = kept
         return False
 
     async def _judged(self, repro: Repro | None, reports: list[str]) -> bool:
@@ -601,15 +606,16 @@ class Trials:
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip(), kept=list(self.held))
 
-    def _half_written(self, changed: Sequence[str]) -> tuple[str, str, list[str]]:
+    def _half_written(self, changed: Sequence[str]) -> tuple[str, str, dict[str, list[str] | None]]:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
-        feature`): a short fault, the report the model reads, and the files at fault (every one when the fault is
-        the whole change's); ("", "", []) when nothing."""
+        feature`): a short fault, the report the model reads, and the files at fault with their functions at fault
+        (None: the whole file, as when the fault is the whole change's); ("", "", {}) when nothing."""
         code = self._code(changed)
         lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
         if lacking:
             return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
-                                                      "still lacks after this trial: nothing was run]", list(changed))
+                                                      "still lacks after this trial: nothing was run]",
+                    dict.fromkeys(changed, None))
         faults: list[str] = []
         reports: list[str] = []
         untouched = unchanged_files(self.user, self._code_at_start(), code)
@@ -619,19 +625,22 @@ class Trials:
                            "half written")
         unused = self._compared(changed, unused_parameters)
         if unused:
-            found = [f for each in unused.values() for f in each]
+            found = [f.said for each in unused.values() for f in each]
             faults.append(f"nothing reads {', '.join(found)}")
             reports.append(f"this trial adds {', '.join(found)}, which nothing in the code reads: the change is half "
                            "written")
         unknown = self._compared(changed, undefined_names)
         if unknown:
-            found = [f for each in unknown.values() for f in each]
+            found = [f.said for each in unknown.values() for f in each]
             faults.append(f"nothing defines {', '.join(found)}")
             reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
                            "runs)")
         if not faults:
-            return "", "", []
-        return "; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", [*unused, *unknown]
+            return "", "", {}
+        at_fault: dict[str, list[str] | None] = {
+            path: [f.function for f in [*unused.get(path, []), *unknown.get(path, [])]]
+            for path in dict.fromkeys([*unused, *unknown])}
+        return "; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", at_fault
 
     def _code_at_start(self) -> dict[str, str]:
         """The project's code outside the tests as the turn found it (path -> text)."""
@@ -639,10 +648,10 @@ class Trials:
                 if p.endswith(".py") and not is_test_path(p)}
 
     def _compared(self, changed: Sequence[str],
-                  compare: Callable[[str, str], list[str]]) -> dict[str, list[str]]:
+                  compare: Callable[[str, str], list[Fault]]) -> dict[str, list[Fault]]:
         """``compare(before, after)`` over the Python files this trial changed (:func:`tomo.oi.feature.
         unused_parameters`, :func:`tomo.oi.feature.undefined_names`): what the trial's change did wrong, by file."""
-        found: dict[str, list[str]] = {}
+        found: dict[str, list[Fault]] = {}
         for path in changed:
             if path.endswith(".py"):
                 with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -652,20 +661,24 @@ class Trials:
                         found[path] = faults
         return found
 
-    def _holdable(self, changed: Sequence[str], faulty: Sequence[str]) -> list[str]:
-        """The files of a failed feature trial that stay laid in for the next one: code outside the tests, not at
-        fault, that now has a name the task asks for and lacked it. Why: the lab saw Qwen 1.5B write
-        `permalink(..., separator)` right in every reply and `slugify`'s half wrong, so each trial put back both;
-        a next trial that sees the right half in place is asked for the other half only."""
-        kept: list[str] = []
+    def _holdable(self, changed: Sequence[str], faulty: Mapping[str, list[str] | None]) -> dict[str, bytes]:
+        """The files of a failed feature trial that stay laid in for the next one (path -> the bytes kept): code
+        outside the tests that now has a name the task asks for and lacked it, without the functions at fault (as
+        the turn found them; a file whose fault is a new function, or the whole change's, is not kept). Why: the
+        lab saw Qwen 1.5B write `permalink(..., separator)` right in every reply and `slugify`'s half wrong, so each
+        trial put back both; a next trial that sees the right half in place is asked for the other half only."""
+        kept: dict[str, bytes] = {}
         for path in changed:
-            if path in faulty or not path.endswith(".py") or is_test_path(path):
+            if not path.endswith(".py") or is_test_path(path) or (path in faulty and faulty[path] is None):
                 continue
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
-                now = (self.engine.root / path).read_text(encoding="utf-8")
-                if len(missing(self.asked, {path: now})) < len(missing(self.asked, {path: before})):
-                    kept.append(path)
+                now: str | None = (self.engine.root / path).read_text(encoding="utf-8")
+                if now is not None and faulty.get(path):
+                    now = without(now, before, faulty[path] or [])
+                if now is not None and now != before and \
+                        len(missing(self.asked, {path: now})) < len(missing(self.asked, {path: before})):
+                    kept[path] = now.encode("utf-8")
         return kept
 
     def _own(self, changed: Sequence[str]) -> list[str]:

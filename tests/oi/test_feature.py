@@ -16,6 +16,7 @@ from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
 from tomo.oi.feature import (
     asked_for,
+    completions,
     missing,
     shown,
     touched,
@@ -156,7 +157,9 @@ SEP_TASK = ("Add a keyword parameter sep: str = '-' to words.join_words and to l
             "passes it on to join_words.")
 RIGHT_LABELS = ('from words import join_words\n\n\ndef label(name, sep="-"):\n'
                 '    return join_words(name.split(), sep=sep)\n')
-HALF_WORDS = 'def join_words(words, sep="-"):\n    return "-".join(w.lower() for w in words)\n'
+# never reads `sep`, and no way to finish it (no "-" to replace, no call but builtins): tomo keeps or puts back
+HALF_WORDS = 'def join_words(words, sep="-"):\n    return chr(45).join(w.lower() for w in words)\n'
+UNREAD_WORDS = 'def join_words(words, sep="-"):\n    return "-".join(w.lower() for w in words)\n'
 RIGHT_WORDS = 'def join_words(words, sep="-"):\n    return sep.join(w.lower() for w in words)\n'
 
 
@@ -264,7 +267,7 @@ async def test_a_feature_trial_s_sound_function_stays_laid_in_when_another_in_it
     # the lab's CSV task: the option and its passing right, `read_column`'s new parameter never read, one file
     (labels / "words.py").write_text(TWO)
     task = "Add a keyword parameter sep: str = '-' to words.join_words and to title_words, which passes it on."
-    half = ('def join_words(words, sep="-"):\n    return "-".join(w.lower() for w in words)\n\n\n'
+    half = ('def join_words(words, sep="-"):\n    return chr(45).join(w.lower() for w in words)\n\n\n'
             'def title_words(text, sep="-"):\n    return join_words(text.title().split(), sep=sep)\n')
     model = TemperedScript([block("python words.py", half), block("python words.py", RIGHT_WORDS)])
     engine = engine_for(model, strict, labels)
@@ -277,3 +280,28 @@ async def test_a_feature_trial_s_sound_function_stays_laid_in_when_another_in_it
     text = (labels / "words.py").read_text()
     assert RIGHT_WORDS in text and "return join_words(text.title().split(), sep=sep)" in text
     assert engine.last.rounds == 2
+
+
+def test_a_parameter_nothing_reads_is_finished_by_its_default_s_constants_then_by_passing_it_on():
+    text = ('import csv\n\n\ndef read(handle, sep: str = ","):\n    """Rows split at ","."""\n'
+            '    rows = csv.reader(handle)\n    return [",".join(r) for r in rows if len(r) > 0]\n')
+    ways = completions(text, "read", "sep")
+    assert [w.what for w in ways] == ["',' -> sep (1 in `read`)", "`sep` passed on to `csv.reader(...)`"]
+    assert 'return [sep.join(r) for r' in ways[0].text and '"""Rows split at ","."""' in ways[0].text
+    assert "rows = csv.reader(handle, sep=sep)" in ways[1].text  # len() and str.join take no such keyword
+    assert completions(text, "absent", "sep") == [] and completions("def (", "read", "sep") == []
+
+
+async def test_tomo_finishes_a_feature_trial_whose_one_fault_is_a_parameter_nothing_reads(strict, labels):
+    # the lab's slug task: `slugify` got `separator="-"` in every reply and kept writing "-"
+    task = ("Add a keyword parameter sep: str = '-' to words.join_words. join_words(['A', 'b'], sep='_') should "
+            "give 'a_b'.")
+    second = "from words import join_words\n\n\ndef test_default():\n    assert join_words(['X', 'y']) == 'x-y'\n"
+    model = TemperedScript([block("python words.py", UNREAD_WORDS), block("python", second)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any(t.startswith("tomo finished the trial's change: '-' -> sep") for t in said), said
+    assert (labels / "words.py").read_text() == RIGHT_WORDS
+    assert engine.last.verified and engine.last.rounds == 2  # the task's own example, then a second test

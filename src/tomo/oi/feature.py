@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from tomo.oi.mutants import Mutant
 from tomo.prism.splice import SpliceError, splice_python
 
 BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
@@ -28,6 +29,8 @@ FILE_LINES = 160
 """The longest file a feature request shows in full; a longer one shows the definitions the task names."""
 SHOWN_LINES = 320
 """The most lines of code one feature request shows in all."""
+MAX_COMPLETIONS = 8
+"""The most ways to finish a parameter nothing reads that one trial tries (:func:`completions`)."""
 
 _ADD = re.compile(r"\badd(?:s|ing)?\b", re.IGNORECASE)
 _OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\b")
@@ -159,6 +162,7 @@ class Fault(NamedTuple):
 
     function: str  # qualified: `Inventory.low_stock`
     said: str
+    param: str = ""  # the parameter it adds and never reads, if that is the fault
 
 
 def unused_parameters(before: str, after: str) -> list[Fault]:
@@ -172,7 +176,7 @@ def unused_parameters(before: str, after: str) -> list[Fault]:
         for param in params:
             if param not in old.get(name, ()) and param not in used and param not in ("self", "cls") \
                     and not param.startswith("_"):
-                found.append(Fault(name, f"`{name}`'s `{param}`"))
+                found.append(Fault(name, f"`{name}`'s `{param}`", param))
     return found
 
 
@@ -183,6 +187,47 @@ def undefined_names(before: str, after: str) -> list[Fault]:
     never called it, and the check passed."""
     old = set(_undefined(before))
     return [Fault(where, f"`{name}` in `{where}`") for where, name in _undefined(after) if (where, name) not in old]
+
+
+def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIONS) -> list[Mutant]:
+    """The ways to finish a parameter a change added to ``function`` and never read (:func:`unused_parameters`),
+    each the whole new text: every constant of the body equal to the parameter's default replaced by the parameter
+    (`"-"` -> `separator` in `slugify(..., separator="-")`), then the parameter passed on by keyword to one call of
+    the body (`csv.DictReader(handle)` -> `csv.DictReader(handle, delimiter=delimiter)`). Why: Qwen 1.5B added
+    `slugify`'s `separator` and `read_column`'s `delimiter` in every reply and never used either; what is left is
+    mechanical, and the task's examples and the check judge it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    node = _function(tree.body, function.split("."))
+    if node is None:
+        return []
+    lines = text.splitlines(keepends=True)
+    body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+    inner = [n for stmt in body for n in ast.walk(stmt)]
+    found: list[Mutant] = []
+    default = _default(node, param)
+    if default is not None:
+        same = [n for n in inner if isinstance(n, ast.Constant) and type(n.value) is type(default.value)
+                and n.value == default.value and n.lineno == n.end_lineno]
+        if same:
+            new = _replaced(lines, [(n, param) for n in same])
+            found.append(Mutant(same[0].lineno, f"{ast.unparse(default)} -> {param} ({len(same)} in `{function}`)",
+                                new))
+    calls = sorted((n for n in inner if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    for call in calls:
+        callee = call.func.id if isinstance(call.func, ast.Name) else \
+            call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if not callee or callee in BUILTINS or any(k.arg == param for k in call.keywords) \
+                or call.end_lineno is None or call.end_col_offset is None:
+            continue  # a builtin (`len`, `str.strip`) takes no such keyword
+        comma = ", " if call.args or call.keywords else ""
+        end = (call.end_lineno, call.end_col_offset - 1)  # the closing parenthesis
+        new = _inserted(lines, end, f"{comma}{param}={param}")
+        name = ast.unparse(call.func)
+        found.append(Mutant(call.lineno, f"`{param}` passed on to `{name if len(name) <= 40 else callee}(...)`", new))
+    return [m for m in found if _parses(m.text)][:limit]
 
 
 def without(after: str, before: str, functions: Iterable[str]) -> str | None:
@@ -213,6 +258,44 @@ def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, st
     (events.apply_event)" cancel the order, Qwen 1.5B changed workflow.py alone, and the project's check passed."""
     named = touched(task, before, named_only=True)
     return [path for path in named if after.get(path, before[path]) == before[path]]
+
+
+def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Constant | None:
+    """The constant default of ``param``, if it has one."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    return next((d for a, d in pairs if a.arg == param and isinstance(d, ast.Constant)), None)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _replaced(lines: Sequence[str], spans: Sequence[tuple[ast.expr, str]]) -> str:
+    """``lines`` with each node's text (one line each) replaced, the last first so the offsets hold."""
+    out = list(lines)
+    for node, code in sorted(spans, key=lambda s: (s[0].lineno, s[0].col_offset), reverse=True):
+        line = out[node.lineno - 1].encode("utf-8")
+        start, end = node.col_offset, node.end_col_offset or node.col_offset
+        out[node.lineno - 1] = (line[:start] + code.encode("utf-8") + line[end:]).decode("utf-8")
+    return "".join(out)
+
+
+def _inserted(lines: Sequence[str], at: tuple[int, int], code: str) -> str:
+    out = list(lines)
+    line = out[at[0] - 1].encode("utf-8")
+    out[at[0] - 1] = (line[:at[1]] + code.encode("utf-8") + line[at[1]:]).decode("utf-8")
+    return "".join(out)
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _function(body: Sequence[ast.stmt], path: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

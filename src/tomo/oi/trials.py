@@ -63,6 +63,7 @@ from tomo.oi.feature import (
     CALL,
     Fault,
     asked_for,
+    completions,
     feature_request,
     missing,
     shown,
@@ -178,6 +179,7 @@ class Trials:
         self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
         self.asked: list[str] = []  # the names a feature task asks to add (tomo.oi.feature); [] for a fix
         self.held: dict[str, bytes] = {}  # files a failed feature trial left laid in for the next (_holdable)
+        self.unread: list[tuple[str, Fault]] = []  # the last trial's parameters nothing reads, its only fault
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -473,6 +475,8 @@ class Trials:
             reports.append(report)
         passed = not fault and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
+        if fault and self.unread and await self._complete(repro):
+            passed = True
         if passed:
             self.held = {}  # part of the fix now
             return True
@@ -555,8 +559,10 @@ class Trials:
                     found.append((suspect.path, mutant))
         return found[:MAX_MUTANTS]
 
-    async def _mutant_trial(self, path: str, mutant: Mutant, repro: Repro) -> bool:
-        """One candidate laid in and judged (:meth:`_judged`); put back unless it passed."""
+    async def _mutant_trial(self, path: str, mutant: Mutant, repro: Repro | None, *,
+                            restore: bytes | None = None) -> bool:
+        """One candidate laid in and judged (:meth:`_judged`); put back unless it passed (to ``restore`` when given:
+        the trial's own text, which a completion finishes)."""
         self.since = self.summary.blocks + 1
         (self.engine.root / path).write_bytes(mutant.text.encode("utf-8"))
         number = self._next_block()
@@ -569,7 +575,37 @@ class Trials:
         if await self._judged(repro, reports):
             self._said("\n\n".join(reports))
             return True
-        self._put_back([path])
+        if restore is None:
+            self._put_back([path])
+        else:
+            (self.engine.root / path).write_bytes(restore)
+            self._record_restore()
+        return False
+
+    async def _complete(self, repro: Repro | None) -> bool:
+        """A feature trial whose one fault is a parameter nothing reads, finished by tomo (:func:`tomo.oi.feature.
+        completions`), each way laid in and judged like a fix: True when one passed. Otherwise the trial's text is
+        back as it wrote it, and the trial fails as it would have."""
+        if len(self.unread) != 1:
+            return False
+        path, fault = self.unread[0]
+        try:
+            text = (self.engine.root / path).read_bytes()
+            ways = completions(text.decode("utf-8"), fault.function, fault.param)
+        except (OSError, UnicodeDecodeError):
+            return False
+        if not ways:
+            return False
+        self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {fault.said}, which nothing reads: the "
+                                 "parameter for each constant equal to its default, or passed on to one call, each "
+                                 "judged like a fix"))
+        for way in ways:
+            if self.engine._end:
+                raise _Interrupted
+            if await self._mutant_trial(path, way, repro, restore=text):
+                self.emit(Notice("info", f"tomo finished the trial's change: {way.what} ({path}, line {way.line})"))
+                return True
+        self.emit(Notice("info", f"no way to finish {fault.said} passed"))
         return False
 
     async def _line_trial(self, task: str, repro: Repro | None, focus: Definition) -> str:
@@ -610,6 +646,7 @@ class Trials:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
         feature`): a short fault, the report the model reads, and the files at fault with their functions at fault
         (None: the whole file, as when the fault is the whole change's); ("", "", {}) when nothing."""
+        self.unread = []
         code = self._code(changed)
         lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
         if lacking:
@@ -635,6 +672,9 @@ class Trials:
             faults.append(f"nothing defines {', '.join(found)}")
             reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
                            "runs)")
+        # a parameter nothing reads, and nothing else wrong: tomo can try to finish it (_complete)
+        self.unread = [(path, f) for path, each in unused.items() for f in each] \
+            if faults and not untouched and not unknown else []
         if not faults:
             return "", "", {}
         at_fault: dict[str, list[str] | None] = {

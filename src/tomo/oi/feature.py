@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from tomo.oi.mutants import Mutant
+from tomo.oi.stated import replace_nodes, source_of
 from tomo.prism.splice import SpliceError, splice_python
 
 BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
@@ -203,7 +204,6 @@ def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIO
     node = _function(tree.body, function.split("."))
     if node is None:
         return []
-    lines = text.splitlines(keepends=True)
     body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
     inner = [n for stmt in body for n in ast.walk(stmt)]
     found: list[Mutant] = []
@@ -212,19 +212,17 @@ def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIO
         same = [n for n in inner if isinstance(n, ast.Constant) and type(n.value) is type(default.value)
                 and n.value == default.value and n.lineno == n.end_lineno]
         if same:
-            new = _replaced(lines, [(n, param) for n in same])
+            new = replace_nodes(text, [(n, param) for n in same])
             found.append(Mutant(same[0].lineno, f"{ast.unparse(default)} -> {param} ({len(same)} in `{function}`)",
                                 new))
     calls = sorted((n for n in inner if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     for call in calls:
         callee = call.func.id if isinstance(call.func, ast.Name) else \
             call.func.attr if isinstance(call.func, ast.Attribute) else ""
-        if not callee or callee in BUILTINS or any(k.arg == param for k in call.keywords) \
-                or call.end_lineno is None or call.end_col_offset is None:
+        if not callee or callee in BUILTINS or any(k.arg == param for k in call.keywords):
             continue  # a builtin (`len`, `str.strip`) takes no such keyword
         comma = ", " if call.args or call.keywords else ""
-        end = (call.end_lineno, call.end_col_offset - 1)  # the closing parenthesis
-        new = _inserted(lines, end, f"{comma}{param}={param}")
+        new = replace_nodes(text, [(call, source_of(text, call)[:-1] + f"{comma}{param}={param})")])
         name = ast.unparse(call.func)
         found.append(Mutant(call.lineno, f"`{param}` passed on to `{name if len(name) <= 40 else callee}(...)`", new))
     return [m for m in found if _parses(m.text)][:limit]
@@ -271,23 +269,6 @@ def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Co
 
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-
-
-def _replaced(lines: Sequence[str], spans: Sequence[tuple[ast.expr, str]]) -> str:
-    """``lines`` with each node's text (one line each) replaced, the last first so the offsets hold."""
-    out = list(lines)
-    for node, code in sorted(spans, key=lambda s: (s[0].lineno, s[0].col_offset), reverse=True):
-        line = out[node.lineno - 1].encode("utf-8")
-        start, end = node.col_offset, node.end_col_offset or node.col_offset
-        out[node.lineno - 1] = (line[:start] + code.encode("utf-8") + line[end:]).decode("utf-8")
-    return "".join(out)
-
-
-def _inserted(lines: Sequence[str], at: tuple[int, int], code: str) -> str:
-    out = list(lines)
-    line = out[at[0] - 1].encode("utf-8")
-    out[at[0] - 1] = (line[:at[1]] + code.encode("utf-8") + line[at[1]:]).decode("utf-8")
-    return "".join(out)
 
 
 def _parses(text: str) -> bool:

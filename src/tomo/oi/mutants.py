@@ -25,6 +25,10 @@ from tomo.oi.stated import replace_nodes
 MAX_MUTANTS = 80
 """The most candidates one search proposes: at about a second of sandboxed test each, a minute or two."""
 
+_IMMUTABLE_CALLS = frozenset({"int", "float", "str", "bool", "bytes", "tuple", "frozenset", "len", "round", "abs",
+                              "min", "max", "sum", "Fraction", "Decimal", "repr", "format", "hash", "id"})
+"""Calls whose result a deep copy cannot change (:func:`_copies` leaves them alone)."""
+
 _TOKEN_SWAPS: dict[str, tuple[str, ...]] = {
     "<": ("<=",), "<=": ("<",), ">": (">=",), ">=": (">",), "==": ("!=",), "!=": ("==",),
     "//": ("/",), "and": ("or",), "or": ("and",),
@@ -53,7 +57,8 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
     wanted = set(lines)
     spans = list(constants)
     candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans),
-                  *_mutable_defaults(text, tree, wanted), *_letter_classes(text, tree, wanted, spans)]
+                  *_mutable_defaults(text, tree, wanted), *_copies(text, tree, wanted),
+                  *_letter_classes(text, tree, wanted, spans)]
     candidates.sort(key=lambda m: m.line)  # stable: within a line, token swaps before structural changes
     found: list[Mutant] = []
     seen = {text}
@@ -194,6 +199,43 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
                 edits.append((hint, _segment(text, hint) + " | None"))
             yield Mutant(default.lineno, f"the shared default `{argument.arg}={built}` made None and built per call",
                          replace_nodes(text, edits))
+
+
+def _copies(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """A value built from a parameter, deep-copied where it is assigned (`scaled = Recipe(..., list(recipe.
+    ingredients))` kept the recipe's own ingredient objects, and scaling the copy scaled the recipe): for each
+    assignment the test ran in a definition's body. ``import copy`` is added when the module lacks it."""
+    imported = any(isinstance(n, ast.Import) and any(a.name == "copy" and a.asname is None for a in n.names)
+                   for n in tree.body)
+    anchor = max((n.end_lineno or n.lineno for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)),
+                 default=0)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]} - {"self", "cls"}
+        for statement in (n for stmt in node.body for n in ast.walk(stmt)):
+            if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None \
+                    or statement.lineno not in lines:
+                continue
+            value = statement.value
+            if not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)) or \
+                    "deepcopy" in _segment(text, value) or _immutable(value):
+                continue
+            changed = replace_nodes(text, [(value, f"copy.deepcopy({_segment(text, value)})")])
+            if not imported:
+                rows = changed.splitlines(keepends=True)
+                rows.insert(anchor, "import copy\n")
+                changed = "".join(rows)
+            shown = _segment(text, value)
+            yield Mutant(statement.lineno, f"`{shown if len(shown) <= 60 else shown[:57] + '...'}` deep-copied",
+                         changed)
+
+
+def _immutable(node: ast.expr) -> bool:
+    """A value no copy changes: arithmetic, a comparison, a number or string built by a known call."""
+    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp | ast.Constant | ast.JoinedStr):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _IMMUTABLE_CALLS
 
 
 def _mutable(node: ast.expr) -> bool:

@@ -74,6 +74,7 @@ from tomo.oi.feature import (
     without,
 )
 from tomo.oi.gates import TurnGates, is_test_path
+from tomo.oi.left_alone import left_alone_test, says_left_alone
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
 from tomo.oi.next_step import failed_tests
@@ -319,6 +320,9 @@ class Trials:
                 self.rejected = (code, f"It is not a reproduction: {why}. Write a better one.") if code.strip() \
                     else None
                 continue
+            kept = await self._left_alone(path, code)
+            if kept is not None:
+                return kept
             kept, why, output = await self._run_as_reproduction(path, code)
             if kept is not None:
                 self.emit(ReproductionKept(path, code, "model"))
@@ -328,6 +332,24 @@ class Trials:
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
         return None
+
+    async def _left_alone(self, path: str, code: str) -> Repro | None:
+        """When the task says a call leaves what it is given alone: the model's test turned into a test of that
+        (:mod:`tomo.oi.left_alone`), kept when it fails now; else None (the model's own test is tried). It counts as
+        the model's test: its arguments are the model's."""
+        names = self._project.called
+        test = left_alone_test(code, names) if names and says_left_alone(self.user) else None
+        if test is None:
+            return None
+        kept, why, _output = await self._run_as_reproduction(path, test)
+        if kept is None:
+            self.emit(Notice("info", f"the model's call, asserted to leave what it is given as it was, is no "
+                                     f"reproduction ({why}): its own test is tried"))
+            return None
+        self.emit(ReproductionKept(path, test, "model"))
+        self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
+                                 f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
+        return kept
 
     @staticmethod
     def _reserved(repro: Repro | None) -> int:

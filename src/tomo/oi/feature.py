@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from tomo.oi.mutants import Mutant
+from tomo.oi.mutants import Mutant, parses
 from tomo.oi.stated import replace_nodes, source_of
 from tomo.prism.splice import SpliceError, splice_python
 
@@ -225,7 +225,7 @@ def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIO
         new = replace_nodes(text, [(call, source_of(text, call)[:-1] + f"{comma}{param}={param})")])
         name = ast.unparse(call.func)
         found.append(Mutant(call.lineno, f"`{param}` passed on to `{name if len(name) <= 40 else callee}(...)`", new))
-    return [m for m in found if _parses(m.text)][:limit]
+    return [m for m in found if parses(m.text)][:limit]
 
 
 def without(after: str, before: str, functions: Iterable[str]) -> str | None:
@@ -269,14 +269,6 @@ def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Co
 
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _function(body: Sequence[ast.stmt], path: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

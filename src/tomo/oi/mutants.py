@@ -63,7 +63,7 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
     found: list[Mutant] = []
     seen = {text}
     for mutant in candidates:
-        if mutant.text in seen or not _parses(mutant.text):
+        if mutant.text in seen or not parses(mutant.text):
             continue
         seen.add(mutant.text)
         found.append(mutant)
@@ -302,7 +302,8 @@ def _indent(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def _parses(text: str) -> bool:
+def parses(text: str) -> bool:
+    """Whether ``text`` is Python that parses (a candidate that does not is never proposed)."""
     try:
         ast.parse(text)
     except (SyntaxError, ValueError):

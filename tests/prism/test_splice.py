@@ -181,3 +181,13 @@ def test_a_method_written_as_class_dot_name_is_laid_into_that_class():
     assert "    def add(self, item):\n        self.items.insert(0, item)\n" in done.text
     assert "def Cart." not in done.text
     ast.parse(done.text)
+
+
+def test_a_definition_of_a_name_the_file_imports_is_left_out():
+    # Qwen 1.5B copied `class Inventory` from stock.py into report.py, which imports it: the copy hid the real one
+    report = "from stock import Inventory\n\n\ndef render(inventory):\n    return 'ok'\n"
+    block = ("class Inventory:\n    def ship(self):\n        raise OutOfStock()\n\n\n"
+             "def render(inventory, low=5):\n    return 'ok'\n")
+    done = splice_python(report, block)
+    assert done.replaced == ["render"] and done.added == [] and "class Inventory" not in done.text
+    assert any("class Inventory" in i and "the file imports `Inventory`" in i for i in done.ignored)

@@ -130,6 +130,8 @@ def _merge_module(old: ast.Module, new: ast.Module, lines: list[str], block_line
                   changes: list[_Change], result: Splice) -> None:
     top = {n.name: n for n in old.body if isinstance(n, _DEFS)}
     assigned = {name: n for n in old.body for name in _assigned_names(n)}
+    imported = {(a.asname or a.name).split(".")[0] for n in old.body if isinstance(n, ast.Import | ast.ImportFrom)
+                for a in n.names}
     appended: list[list[str]] = []
     for node in new.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -155,6 +157,10 @@ def _merge_module(old: ast.Module, new: ast.Module, lines: list[str], block_line
                 indent = _indent_of(home.body[0]) if home.body else " " * (home.col_offset + 4)
                 changes.append(_Change(end, end, ["\n", *_reindent(_segment(node, block_lines), indent)]))
                 result.added.append(f"{home.name}.{node.name}")
+                continue
+            if node.name in imported:  # Qwen 1.5B copied `class Inventory` into report.py, which imports it
+                result.ignored.append(f"{_what(node)} (the file imports `{node.name}`: a definition here would "
+                                      "hide it; change it in the file that defines it)")
                 continue
             appended.append(_segment(node, block_lines))
             result.added.append(node.name)

@@ -103,10 +103,12 @@ async def test_a_feature_turn_asks_for_no_test_and_puts_back_a_trial_that_lacks_
     assert "First, a test" not in first and "```python shapes.py\ndef add(a, b):" in first  # the file, whole
     assert "for example\n```python shapes.py\ndef double(...):" in first  # a name the task uses, no placeholder
     said = [n.text for n in sink.of(Notice)]
-    assert any("lacks `plus`" in t for t in said)  # the half change was put back before anything ran
+    # nothing ran; the half that adds `triple` stays laid in, since lacking `plus` is no fault of the file
+    assert any("lacks `plus`" in t and "shapes.py kept for the next trial" in t for t in said), said
     again = model.sent[1][-1].content  # shows the code as the turn found it, and what the last trial lacked
     assert "asks for `plus`, which the code still lacks" in again and "+def triple(x):" in again
     assert "```python shapes.py\ndef add(a, b):\n    return a + b\n\n\ndef double(x):" in again
+    assert "tomo kept that trial's change to shapes.py" in again and again.count("def triple(x):") == 2  # code, diff
     assert not sink.of(ReproductionKept)
     text = (shapes / "shapes.py").read_text()
     assert "def triple(x, plus=0)" in text and "def double(x, plus=0)" in text

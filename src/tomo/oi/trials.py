@@ -505,7 +505,7 @@ class Trials:
         self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
         kept = self._holdable(changed, faulty) if fault else {}
         back = [p for p in dict.fromkeys([*changed, *self.held]) if p not in kept]
-        parts = [f"{p} (but {', '.join(f'`{f}`' for f in faulty[p] or [])}, as the turn found it)" if faulty.get(p)
+        parts = [f"{p} (but {', '.join(f'`{f}`' for f in faulty[p])}, as the turn found it)" if faulty.get(p)
                  else p for p in kept]
         held = (f"; {', '.join(parts)} kept for the next trial, which sees the change (it adds what the task asks "
                 "for, and nothing was found wrong in it)") if kept else ""
@@ -664,19 +664,18 @@ class Trials:
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip(), kept=list(self.held))
 
-    def _half_written(self, changed: Sequence[str]) -> tuple[str, str, dict[str, list[str] | None]]:
+    def _half_written(self, changed: Sequence[str]) -> tuple[str, str, dict[str, list[str]]]:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
-        feature`): a short fault, the report the model reads, and the files at fault with their functions at fault
-        (None: the whole file, as when the fault is the whole change's); ("", "", {}) when nothing."""
+        feature`): a short fault, the report the model reads, and the files at fault with their functions at fault;
+        ("", "", {}) when nothing."""
         self.unread = []
         code = self._code(changed)
-        lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
-        if lacking:
-            return (f"it lacks {', '.join(lacking)}", f"[tomo: the task asks for {', '.join(lacking)}, which the code "
-                                                      "still lacks after this trial: nothing was run]",
-                    dict.fromkeys(changed, None))
         faults: list[str] = []
         reports: list[str] = []
+        lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
+        if lacking:  # no file's fault: a file that adds another name the task asks for may stay (_holdable)
+            faults.append(f"it lacks {', '.join(lacking)}")
+            reports.append(f"the task asks for {', '.join(lacking)}, which the code still lacks after this trial")
         untouched = unchanged_files(self.user, self._code_at_start(), code)
         if untouched:
             faults.append(f"{', '.join(untouched)} unchanged")
@@ -696,10 +695,10 @@ class Trials:
                            "runs)")
         # a parameter nothing reads, and nothing else wrong: tomo can try to finish it (_complete)
         self.unread = [(path, f) for path, each in unused.items() for f in each] \
-            if faults and not untouched and not unknown else []
+            if faults and not lacking and not untouched and not unknown else []
         if not faults:
             return "", "", {}
-        at_fault: dict[str, list[str] | None] = {
+        at_fault = {
             path: [f.function for f in [*unused.get(path, []), *unknown.get(path, [])]]
             for path in dict.fromkeys([*unused, *unknown])}
         return "; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", at_fault
@@ -723,21 +722,21 @@ class Trials:
                         found[path] = faults
         return found
 
-    def _holdable(self, changed: Sequence[str], faulty: Mapping[str, list[str] | None]) -> dict[str, bytes]:
+    def _holdable(self, changed: Sequence[str], faulty: Mapping[str, list[str]]) -> dict[str, bytes]:
         """The files of a failed feature trial that stay laid in for the next one (path -> the bytes kept): code
         outside the tests that now has a name the task asks for and lacked it, without the functions at fault (as
-        the turn found them; a file whose fault is a new function, or the whole change's, is not kept). Why: the
+        the turn found them; a file whose fault is a new function is not kept). Why: the
         lab saw Qwen 1.5B write `permalink(..., separator)` right in every reply and `slugify`'s half wrong, so each
         trial put back both; a next trial that sees the right half in place is asked for the other half only."""
         kept: dict[str, bytes] = {}
         for path in changed:
-            if not path.endswith(".py") or is_test_path(path) or (path in faulty and faulty[path] is None):
+            if not path.endswith(".py") or is_test_path(path):
                 continue
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
                 now: str | None = (self.engine.root / path).read_text(encoding="utf-8")
                 if now is not None and faulty.get(path):
-                    now = without(now, before, faulty[path] or [])
+                    now = without(now, before, faulty[path])
                 if now is not None and now != before and \
                         len(missing(self.asked, {path: now})) < len(missing(self.asked, {path: before})):
                     kept[path] = now.encode("utf-8")

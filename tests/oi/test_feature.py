@@ -18,6 +18,7 @@ from tomo.oi.feature import (
     asked_for,
     completions,
     missing,
+    set_outside_init,
     shown,
     touched,
     unchanged_files,
@@ -307,3 +308,37 @@ async def test_tomo_finishes_a_feature_trial_whose_one_fault_is_a_parameter_noth
     assert any(t.startswith("tomo finished the trial's change: '-' -> sep") for t in said), said
     assert (labels / "words.py").read_text() == RIGHT_WORDS
     assert engine.last.verified and engine.last.rounds == 2  # the task's own example, then a second test
+
+
+BOX = ("class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n\n"
+       "    def put(self, item):\n        self.items.append(item)\n")
+
+
+def test_an_asked_attribute_set_only_outside_init_is_found():
+    after = BOX + "\n    def close(self):\n        self.closed = True\n        self.items = []\n"
+    assert [(f.function, f.said) for f in set_outside_init(after, ["closed"])] == [
+        ("Box.__init__", "`Box.closed` is set only in `Box.close`")]
+    assert set_outside_init(after, ["items"]) == []  # __init__ sets it
+    assert set_outside_init(after.replace("self.items = []\n\n", "self.items = []\n        self.closed = False\n\n"),
+                            ["closed"]) == []
+
+
+async def test_a_trial_that_sets_an_asked_attribute_only_in_its_new_method_keeps_the_method_and_is_asked_again(
+        strict, labels):
+    # the lab's order-cancel: `refund_due` set in `cancel` alone; the check never made an order without cancelling
+    (labels / "box.py").write_text(BOX)
+    task = "Add a method Box.close(), and boxes get an attribute `closed`: False for every box, True once closed."
+    half = "class Box:\n    def close(self):\n        self.closed = True\n"
+    whole = "class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n" \
+            "        self.closed = False\n"
+    model = TemperedScript([block("python box.py", half), block("python box.py", whole)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("(`Box.closed` is set only in `Box.close`); box.py kept for the next trial" in t for t in said), said
+    assert "so an object that never ran it has no such attribute: set it in `__init__` too" in \
+        model.sent[1][-1].content
+    text = (labels / "box.py").read_text()
+    assert "self.closed = False" in text and "def close(self):\n        self.closed = True" in text
+    assert engine.last.rounds == 2

@@ -15,7 +15,7 @@ import ast
 import re
 import symtable
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -228,6 +228,31 @@ def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIO
     return [m for m in found if parses(m.text)][:limit]
 
 
+def set_outside_init(text: str, names: Collection[str]) -> list[Fault]:
+    """The attributes of ``names`` (those a task asks for) that a class's methods set on ``self`` while its
+    ``__init__`` never does ("`Order.refund_due` is set only in `Order.cancel`"): an object that never ran that
+    method has no such attribute. Why: asked for "an attribute refund_due: False for every order, and set to True
+    when a paid order is cancelled", Qwen 1.5B set it in `cancel` alone, and the project's check passed."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[Fault] = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        methods = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        init = next((m for m in methods if m.name == "__init__"), None)
+        if init is None:
+            continue
+        in_init = _self_attributes(init)
+        for method in methods:
+            if method is init:
+                continue
+            for name in sorted((_self_attributes(method) & set(names)) - in_init):
+                found.append(Fault(f"{cls.name}.__init__", f"`{cls.name}.{name}` is set only in "
+                                                           f"`{cls.name}.{method.name}`"))
+    return list(dict.fromkeys(found))
+
+
 def without(after: str, before: str, functions: Iterable[str]) -> str | None:
     """``after`` with each of ``functions`` as ``before`` had it: what is sound in a half-written change. None when
     one is new, nested, or cannot be laid back. Why: Qwen 1.5B's replies to the CSV task got the option and its
@@ -256,6 +281,16 @@ def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, st
     (events.apply_event)" cancel the order, Qwen 1.5B changed workflow.py alone, and the project's check passed."""
     named = touched(task, before, named_only=True)
     return [path for path in named if after.get(path, before[path]) == before[path]]
+
+
+def _self_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The attributes a method assigns on ``self`` (its first parameter)."""
+    if not function.args.args:
+        return set()
+    me = function.args.args[0].arg
+    return {t.attr for n in ast.walk(function) if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me}
 
 
 def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Constant | None:

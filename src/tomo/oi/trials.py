@@ -66,6 +66,7 @@ from tomo.oi.feature import (
     completions,
     feature_request,
     missing,
+    set_outside_init,
     shown,
     touched,
     unchanged_files,
@@ -681,6 +682,12 @@ class Trials:
             faults.append(f"{', '.join(untouched)} unchanged")
             reports.append(f"the task names {', '.join(untouched)}, which this trial left as it was: the change is "
                            "half written")
+        outside = [f.said for path in changed if path.endswith(".py") and not is_test_path(path)
+                   for f in set_outside_init(code.get(path, ""), self.asked)]
+        if outside:  # no file's fault either: what is missing is a line of `__init__`
+            faults.append(f"{', '.join(outside)}")
+            reports.append(f"{', '.join(outside)}, so an object that never ran it has no such attribute: set it in "
+                           "`__init__` too")
         unused = self._compared(changed, unused_parameters)
         if unused:
             found = [f.said for each in unused.values() for f in each]
@@ -695,7 +702,7 @@ class Trials:
                            "runs)")
         # a parameter nothing reads, and nothing else wrong: tomo can try to finish it (_complete)
         self.unread = [(path, f) for path, each in unused.items() for f in each] \
-            if faults and not lacking and not untouched and not unknown else []
+            if faults and not lacking and not untouched and not outside and not unknown else []
         if not faults:
             return "", "", {}
         at_fault = {

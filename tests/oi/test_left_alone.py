@@ -128,5 +128,6 @@ async def test_the_left_alone_test_judges_and_a_deep_copy_passes_it_without_a_mo
     said = [n.text for n in sink.of(Notice)]
     assert any("leaves what it is given alone; tomo wrote" in t for t in said), said
     assert "copy.deepcopy(Recipe(" in (pantry / "recipes.py").read_text()
+    assert any("a test tomo built on the model's call" in t and "stays unverified" in t for t in said), said
     # the arguments are the model's: a fix found by search against its test is never called verified
     assert engine.last.outcome == "unverified" and not engine.last.verified and len(model.sent) == 1

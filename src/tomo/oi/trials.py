@@ -154,6 +154,7 @@ class Repro:
     guards: list[tuple[str, str]] = field(default_factory=list)  # (path, code) of second tests a fix must pass too
     by: str = "model"  # who wrote it: model, task (its own examples), reported (a result the task calls wrong) or
     # project (its failing tests)
+    judge: str = ""  # what it is, in a doubt's words, when "a test the model wrote" would not say it
 
 
 class Trials:
@@ -347,6 +348,7 @@ class Trials:
             self.emit(Notice("info", f"the model's call, asserted to leave what it is given as it was, is no "
                                      f"reproduction ({why}): its own test is tried"))
             return None
+        kept.judge = "a test tomo built on the model's call (the task's property, but the model's arguments)"
         self.emit(ReproductionKept(path, test, "model"))
         self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
                                  f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
@@ -556,9 +558,9 @@ class Trials:
                 where = f"{path}:{mutant.line}: {mutant.what}"
                 self.emit(Notice("info", f"a one-token change passed the reproduction and the check: {where}"))
                 if weak:
-                    judge = ("a test the model wrote, whose expected values the task does not state" if
-                             repro.by == "model" else "a test that the result the task reports as wrong is gone, "
-                             "which does not say what is right")
+                    judge = repro.judge or (
+                        "a test the model wrote, whose expected values the task does not state" if repro.by == "model"
+                        else "a test that the result the task reports as wrong is gone, which does not say what is right")
                     self._doubt(f"the fix ({where}) is one tomo found by trying changes against {judge}")
                 return True
         self.emit(Notice("info", "no one-token change made the reproduction and the check pass: the model's trials "

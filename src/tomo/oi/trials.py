@@ -560,7 +560,8 @@ class Trials:
                 if weak:
                     judge = repro.judge or (
                         "a test the model wrote, whose expected values the task does not state" if repro.by == "model"
-                        else "a test that the result the task reports as wrong is gone, which does not say what is right")
+                        else "a test that the result the task reports as wrong is gone, which does not say what is "
+                             "right")
                     self._doubt(f"the fix ({where}) is one tomo found by trying changes against {judge}")
                 return True
         self.emit(Notice("info", "no one-token change made the reproduction and the check pass: the model's trials "

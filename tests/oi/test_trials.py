@@ -18,7 +18,7 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from tomo.events import BlockStarted, ListSink, Notice, ReproductionKept
 from tomo.oi.engine import Engine
-from tomo.oi.trials import Repro, fix_request, reproduce_request, runs_pytest, trial_turn
+from tomo.oi.trials import Repro, _repeated_calls, fix_request, reproduce_request, runs_pytest, trial_turn
 
 SHAPES = '''\
 def add(a, b):
@@ -388,6 +388,30 @@ async def test_a_project_whose_check_already_fails_needs_no_written_reproduction
     assert engine.last.verified and engine.last.rounds == 2  # the fix, then a second test that passes on it
     assert "assert 7 == 6" in model.sent[0][-1].content  # the failing check is what the trial reads
     assert not (shapes / "tests" / "test_tomo_repro.py").exists()
+
+
+async def test_a_second_test_that_only_repeats_the_failing_check_s_call_leaves_the_fix_unverified(strict, shapes):
+    # the lab's fix-duration-spaces: `match` for `fullmatch` passed the project's one failing test, and the second
+    # test asserted `parse_duration("1h 30m") == 5400` again; the hidden tests failed
+    (shapes / "tests" / "test_double.py").write_text("from shapes import double\n\n\ndef test_double():\n"
+                                                     "    assert double(3) == 6\n")
+    again = "from shapes import double\n\n\ndef test_again():\n    assert double(3) == 6, 'twice three'\n"
+    model = TemperedScript([block("python shapes.py", RIGHT), block("python", again)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "the test fails; fix double", sink)
+    assert engine.last.outcome == "unverified" and not engine.last.verified and engine.last.rounds == 2
+    assert any("the second test only repeats the first one's `double(3)`" in n.text for n in sink.of(Notice))
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the fix stays, said as unverified
+
+
+def test_a_second_test_repeats_the_first_only_when_every_call_it_makes_is_one_the_first_makes():
+    first = "def test_a():\n    assert parse('1h 30m') == 5400\n    assert len(parse('2h')) == 1\n"
+    assert _repeated_calls('def test_b():\n    assert parse("1h 30m") == 90 * 60\n', first) == ["parse('1h 30m')"]
+    assert _repeated_calls("def test_b():\n    assert parse('1h 30m') == parse('90m')\n", first) == []  # new
+    assert _repeated_calls("import pytest\n\n\ndef test_b():\n    with pytest.raises(ValueError):\n"
+                           "        parse('2h')\n", first) == ["parse('2h')"]  # pytest's own call not counted
+    assert _repeated_calls("def test_b():\n    assert True\n", first) == []  # nothing to compare
 
 
 async def test_a_trial_that_edits_the_reproduction_is_not_laid_in(strict, shapes):

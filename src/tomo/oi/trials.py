@@ -300,7 +300,7 @@ class Trials:
                 command, output = check, await self._watched(check)
             self.emit(Notice("info", f"the project's check already fails ({', '.join(sorted(baseline)[:3])}): it is "
                                      "the reproduction the trials must make pass"))
-            repro = Repro(command, output, by="project")
+            repro = Repro(command, output, code=self._test_sources(sorted(baseline)), by="project")
             self._localise(repro)
             return repro
         path = self._repro_path()
@@ -353,6 +353,22 @@ class Trials:
         self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
                                  f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
         return kept
+
+    def _test_sources(self, ids: Sequence[str]) -> str:
+        """The source of the project's tests ``ids`` (``path::name``, ``path::Class::name[case]``): what its failing
+        check asserts, for :func:`_repeated_calls`."""
+        found: list[str] = []
+        for test_id in ids:
+            path, _, rest = test_id.partition("::")
+            name = rest.split("[", 1)[0].rsplit("::", 1)[-1]
+            try:
+                text = (self.engine.root / path).read_text(encoding="utf-8")
+                tree = ast.parse(text)
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                continue
+            found += [ast.get_source_segment(text, n) or "" for n in ast.walk(tree)
+                      if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name]
+        return "\n\n\n".join(dict.fromkeys(f for f in found if f))
 
     @staticmethod
     def _reserved(repro: Repro | None) -> int:
@@ -447,6 +463,11 @@ class Trials:
             said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))
+            repeated = _repeated_calls(code, repro.code) if last.green and repro.by in ("model", "project") else []
+            if repeated:  # the lab: `parse_duration("1h 30m")` again, after a fix that broke what the task means
+                self._doubt(f"the second test only repeats the first one's {', '.join(f'`{c}`' for c in repeated)}, "
+                            "so the fix is checked once, by a test that " +
+                            ("the model wrote" if repro.by == "model" else "covers one case of the project"))
             return True
         self.emit(ReproductionKept(path, code, "second"))
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
@@ -1447,6 +1468,32 @@ def _protected(path: str, repro: Repro | None, *, feature: bool = False) -> bool
     if repro.path is None:
         return is_test_path(path)
     return path == repro.path or any(path == guard for guard, _code in repro.guards)
+
+
+def _repeated_calls(second: str, first: str) -> list[str]:
+    """The calls of the ``second`` test when each is one the ``first`` already makes, with the same arguments
+    (``parse_duration('1h 30m')``); [] when the second calls something new, or nothing tomo can compare. Builtins and
+    pytest's own calls are not counted."""
+    def calls(code: str) -> set[str]:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return set()
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            root = func
+            while isinstance(root, ast.Attribute | ast.Call):
+                root = root.value if isinstance(root, ast.Attribute) else root.func
+            if isinstance(root, ast.Name) and (root.id == "pytest" or (func is root and root.id in BUILTINS)):
+                continue
+            found.add(ast.unparse(node))
+        return found
+
+    made = calls(second)
+    return sorted(made) if made and made <= calls(first) else []
 
 
 def _fingerprint(root: Path, paths: Sequence[str]) -> str:

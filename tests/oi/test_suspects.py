@@ -68,8 +68,9 @@ def test_reading_keeps_an_entry_fresh():
     cache.put("c", 3)
     assert cache.get("a") == 1
 '''
-FRESH = "from cache import Cache\n\n\ndef test_fresh():\n    cache = Cache(1)\n    cache.put('a', 1)\n" \
-    "    assert cache.get('a') == 1\n"  # the second test, asked after a pass
+# the second test, asked after a pass; it fails without the fix too (a read keeps 'x', so 'y' goes)
+FRESH = "from cache import Cache\n\n\ndef test_fresh():\n    cache = Cache(2)\n    cache.put('x', 1)\n" \
+    "    cache.put('y', 2)\n    cache.get('x')\n    cache.put('z', 3)\n    assert cache.get('y') is None\n"
 TASK = "test_reading_keeps_an_entry_fresh fails: the cache throws away an entry we have just read. Fix the cache."
 WRONG_PUT = '''\
     def put(self, key, value):
@@ -203,7 +204,7 @@ async def test_every_second_round_asks_for_the_wrong_line_alone_and_tomo_lays_it
     root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
     rewrite = "def is_adult(age):\n    return age > ADULT + 1\n"  # the whole definition, still wrong
     line = "The comparison must include 18:\n```\n6:     return age >= ADULT\n```\n"
-    nineteen = "from ages import is_adult\n\n\ndef test_nineteen():\n    assert is_adult(19)\n"
+    nineteen = "from ages import is_adult\n\n\ndef test_bounds():\n    assert is_adult(18) and not is_adult(17)\n"
     model = TemperedScript([block("python ages.py", rewrite), {"content": line}, block("python", nineteen)])
     engine = engine_for(model, strict, root)
     sink = ListSink()
@@ -224,7 +225,7 @@ async def test_a_line_reply_that_changes_nothing_is_asked_again_the_same_request
     echo = {"content": "Line 6 is wrong.\n```\n6:     return age > ADULT\n```"}
     quoted = {"content": "The comparison on line 6 leaves 18 out:\n```\n6: return age > ADULT\n```\nIt must be:\n"
                          "```python\n6:     `return age >= ADULT`\n```"}
-    nineteen = "from ages import is_adult\n\n\ndef test_nineteen():\n    assert is_adult(19)\n"
+    nineteen = "from ages import is_adult\n\n\ndef test_bounds():\n    assert is_adult(18) and not is_adult(17)\n"
     model = TemperedScript([block("python ages.py", rewrite), echo, quoted, block("python", nineteen)])
     engine = engine_for(model, strict, root, max_rounds=5)
     sink = ListSink()
@@ -250,7 +251,7 @@ async def test_the_line_form_shows_every_suspect_of_the_file_together(strict, tm
     same = "def convert(value):\n    celsius = to_celsius(value)\n    return round(celsius, 1)\n"
     prose = {"content": "Line 2 divides with //, which drops the fraction."}
     fix = {"content": "```\n6: return (value - 32) * 5 / 9\n```"}  # the number of a line of convert
-    freezing = "from temperature import convert\n\n\ndef test_freezing():\n    assert convert(32) == 0\n"
+    freezing = "from temperature import convert\n\n\ndef test_above():\n    assert convert(33) == 0.56\n"
     model = TemperedScript([block("python temperature.py", same), block("python temperature.py", same), prose, fix,
                             block("python", freezing)])
     engine = engine_for(model, strict, root, max_rounds=6)

@@ -99,7 +99,7 @@ async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(str
     assert any("trial failed: shapes.py put back" in n.text for n in sink.of(Notice))
     ran = commands(sink)
     assert ran.count(f"{PYTEST} tests/test_tomo_repro.py") == 3 and ran.count(PYTEST) == 2  # check only when green
-    assert ran.count(f"{PYTEST} tests/test_tomo_repro_2.py") == 1
+    assert ran.count(f"{PYTEST} tests/test_tomo_repro_2.py") == 2  # on the fix, then once without it
     assert "Write a different test of what the task asks" in model.sent[3][-1].content
     assert any("a second test, asked afresh, passes on the fix too" in n.text for n in sink.of(Notice))
     assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
@@ -257,7 +257,7 @@ async def test_a_number_the_task_states_is_compared_to_the_precision_it_states_i
               "    assert to_celsius(0) == -17.78\n"
     right = "```\n11:     return (f - 32) * 5 / 9\n```\n"  # the second trial asks for the wrong line alone
     wrong = "def to_celsius(f):\n    return round((f - 32) * 5 / 9)\n"
-    second = "from shapes import to_celsius\n\n\ndef test_freezing():\n    assert to_celsius(32) == 0\n"
+    second = "from shapes import to_celsius\n\n\ndef test_above():\n    assert to_celsius(33) > 0.5\n"
     model = TemperedScript([block("python", rounded), block("python shapes.py", wrong),
                             {"content": right}, block("python", second)])
     engine = engine_for(model, strict, shapes)
@@ -403,6 +403,18 @@ async def test_a_second_test_that_only_repeats_the_failing_check_s_call_leaves_t
     assert engine.last.outcome == "unverified" and not engine.last.verified and engine.last.rounds == 2
     assert any("the second test only repeats the first one's `double(3)`" in n.text for n in sink.of(Notice))
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the fix stays, said as unverified
+
+
+async def test_a_second_test_that_passes_without_the_fix_too_leaves_it_unverified(strict, shapes):
+    neutral = "from shapes import add\n\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"  # true all along
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT), block("python", neutral)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    assert engine.last.outcome == "unverified" and not engine.last.verified
+    assert any("the second test passes without the fix too" in n.text for n in sink.of(Notice))
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the fix is laid in again after that run
+    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
 
 
 def test_a_second_test_repeats_the_first_only_when_every_call_it_makes_is_one_the_first_makes():

@@ -354,6 +354,22 @@ class Trials:
                                  f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
         return kept
 
+    async def _passes_without(self, fix: Sequence[str], path: str) -> bool:
+        """Whether the second test at ``path``, green on the fix, is green without it too (the fix set aside for one
+        run, then laid in again): then it is no evidence about the fix. Why: the lab's model wrote second tests of
+        what already worked as often as of the problem."""
+        laid = {p: (self.engine.root / p).read_bytes() for p in fix if (self.engine.root / p).exists()}
+        self.gates.put_back(fix)
+        self._record_restore()
+        await self._command(f"{self._check} {shlex.quote(path)}")
+        passed = self.gates.checks[-1].green
+        if passed:
+            self.gates.set_aside(self.gates.checks[-1])
+        for rel, data in laid.items():
+            (self.engine.root / rel).write_bytes(data)
+        self._record_restore()
+        return passed
+
     def _test_sources(self, ids: Sequence[str]) -> str:
         """The source of the project's tests ``ids`` (``path::name``, ``path::Class::name[case]``): what its failing
         check asserts, for :func:`_repeated_calls`."""
@@ -436,8 +452,10 @@ class Trials:
         lab saw Qwen 1.5B's test assert a footer for page 3 of 2, and a trial "fix" it by breaking `has_previous`,
         with the project's check green), and so is a project's one failing test (a trial passed `test_top_bracket`
         with `min(income - lower, upper is None or ...)`, wrong above it): a fix the second test fails is put back,
-        and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first.
-        False: the trial does not stand."""
+        and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first;
+        when the first is the model's or the project's one failing test, a second that passes without the fix too,
+        or only repeats the first one's calls, shows nothing more, and the turn stays unverified. False: the trial
+        does not stand."""
         if repro is None or repro.guards or repro.by == "reported" or self.summary.rounds >= self.engine.max_rounds:
             return True  # "reported": never verified, so there is no claim for a second test to guard
         fix = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
@@ -455,6 +473,10 @@ class Trials:
         # no `refusals` here: a second test the code refuses would leave the verdict to the first test, and the
         # lab's first tests are often wrong; putting the fix back is the side that never claims too much
         why = _not_failing_by_the_problem(last.exit_code, output, self.user)
+        if last.green and repro.by in ("model", "project") and await self._passes_without(fix, path):
+            self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
+                        "checked once, by a test that " +
+                        ("the model wrote" if repro.by == "model" else "covers one case of the project"))
         if last.green or why:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)

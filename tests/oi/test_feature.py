@@ -192,6 +192,8 @@ async def test_a_feature_trial_s_right_half_stays_laid_in_while_its_faulty_half_
     assert any("words.py put back" in t and "labels.py kept for the next trial" in t for t in said), said
     again = model.sent[1][-1].content
     assert "tomo kept that trial's change to labels.py" in again and "join_words(name.split(), sep=sep)" in again
+    assert "in words.py first" in again and "for example\n```python words.py\ndef join_words(...)" in again
+    assert again.index("```python words.py\ndef join_words(words):") < again.index("```python labels.py")
     assert (labels / "labels.py").read_text() == RIGHT_LABELS and (labels / "words.py").read_text() == RIGHT_WORDS
     assert engine.last.rounds == 2 and engine.last.outcome == "unverified"  # a feature with no reproduction
 

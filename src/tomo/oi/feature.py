@@ -129,8 +129,10 @@ def feature_request(task: str, files: Sequence[tuple[str, str]], asked: Sequence
     if failed:
         parts.append(failed)
     if kept:
+        rest = [path for path, _code in files if path not in kept]
         parts.append(f"tomo kept that trial's change to {', '.join(kept)} (shown above as it is now): nothing was "
-                     "found wrong in it. Write what is still missing or wrong elsewhere.")
+                     "found wrong in it. Write what is still missing or wrong" +
+                     (f", in {', '.join(rest)} first." if rest else " elsewhere."))
     names = ", ".join(f"`{name}`" for name in asked)
     where, name = _example(task, files, asked)
     parts.append(f"Write the change the task asks for ({names} must exist afterwards). Reply with every definition "

@@ -708,6 +708,7 @@ class Trials:
         """A feature trial's request (:func:`tomo.oi.feature.feature_request`): the files the task touches, as they
         are now (a failed trial was put back)."""
         files = shown(self.engine.root, touched(self.user, self._code()), self.user)
+        files.sort(key=lambda f: f[0] in self.held)  # what is still to write first: the reply's example names it
         return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
                                failed=_earlier_fix(self.failed).strip(), kept=list(self.held))
 

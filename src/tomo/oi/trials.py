@@ -475,8 +475,7 @@ class Trials:
         why = _not_failing_by_the_problem(last.exit_code, output, self.user)
         if last.green and repro.by in ("model", "project") and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
-                        "checked once, by a test that " +
-                        ("the model wrote" if repro.by == "model" else "covers one case of the project"))
+                        f"checked once, {_judged_by(repro)}")
         if last.green or why:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)
@@ -488,8 +487,7 @@ class Trials:
             repeated = _repeated_calls(code, repro.code) if last.green and repro.by in ("model", "project") else []
             if repeated:  # the lab: `parse_duration("1h 30m")` again, after a fix that broke what the task means
                 self._doubt(f"the second test only repeats the first one's {', '.join(f'`{c}`' for c in repeated)}, "
-                            "so the fix is checked once, by a test that " +
-                            ("the model wrote" if repro.by == "model" else "covers one case of the project"))
+                            f"so the fix is checked once, {_judged_by(repro)}")
             return True
         self.emit(ReproductionKept(path, code, "second"))
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
@@ -1491,6 +1489,11 @@ def _protected(path: str, repro: Repro | None, *, feature: bool = False) -> bool
     if repro.path is None:
         return is_test_path(path)
     return path == repro.path or any(path == guard for guard, _code in repro.guards)
+
+
+def _judged_by(repro: Repro) -> str:
+    """The weak first judge of a fix, in a doubt's words (a model's test, or the project's one failing test)."""
+    return "by a test that " + ("the model wrote" if repro.by == "model" else "covers one case of the project")
 
 
 def _repeated_calls(second: str, first: str) -> list[str]:

@@ -312,6 +312,52 @@ async def test_tomo_finishes_a_feature_trial_whose_one_fault_is_a_parameter_noth
     assert engine.last.verified and engine.last.rounds == 2  # the task's own example, then a second test
 
 
+LABEL_ALL = "\n\ndef label_all(names):\n    return [label(n) for n in names]\n"
+
+
+async def test_tomo_lays_back_a_function_that_reads_an_undefined_name_and_finishes_the_unread_parameter(strict,
+                                                                                                         labels):
+    # the lab's slug task: `slugify`'s separator unread, and `archive_links` passing on a `separator` it never had;
+    # put back whole, `slugify` never got the parameter again
+    many = LABELS + LABEL_ALL
+    (labels / "labels.py").write_text(many)
+    wrong_many = RIGHT_LABELS + LABEL_ALL.replace("label(n)", "label(n, sep=sep)")
+    task = SEP_TASK + " join_words(['A', 'b'], sep='_') should give 'a_b'."
+    second = ("from words import join_words\n\n\ndef test_default():\n"
+              "    assert join_words(['X', 'y'], sep='+') == 'x+y'\n")
+    model = TemperedScript([two_halves(wrong_many, UNREAD_WORDS), block("python", second)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any(t.startswith("tomo tries 1 ways to finish `join_words`'s `sep`") and
+               t.endswith("with `label_all` in labels.py as the turn found it") for t in said), said
+    assert any(t.startswith("tomo finished the trial's change: '-' -> sep") for t in said), said
+    assert (labels / "words.py").read_text() == RIGHT_WORDS
+    assert (labels / "labels.py").read_text() == RIGHT_LABELS + LABEL_ALL
+    assert engine.last.verified and engine.last.rounds == 2
+
+
+async def test_a_finish_that_fails_puts_the_laid_back_function_back_into_the_trial_before_it_is_judged(strict,
+                                                                                                     labels):
+    many = LABELS + LABEL_ALL
+    (labels / "labels.py").write_text(many)
+    wrong_many = RIGHT_LABELS + LABEL_ALL.replace("label(n)", "label(n, sep=sep)")
+    task = SEP_TASK + " join_words(['A', 'b'], sep='_') should give 'A_b'."  # no finish keeps the case
+    model = TemperedScript([two_halves(wrong_many, UNREAD_WORDS), two_halves(wrong_many, UNREAD_WORDS)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert "no way to finish `join_words`'s `sep` passed" in said, said
+    # the trial then fails as it would have: the next request shows what it wrote (not the laid-back text), and
+    # labels.py's sound `label` is kept with `label_all` as the turn found it
+    assert "+    return [label(n, sep=sep) for n in names]" in model.sent[1][-1].content
+    assert any("labels.py (but `label_all`, as the turn found it) kept for the next trial" in t for t in said), said
+    assert (labels / "labels.py").read_text() == many and (labels / "words.py").read_text() == WORDS
+    assert not engine.last.verified
+
+
 BOX = ("class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n\n"
        "    def put(self, item):\n        self.items.append(item)\n")
 

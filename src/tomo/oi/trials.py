@@ -182,7 +182,8 @@ class Trials:
         self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
         self.asked: list[str] = []  # the names a feature task asks to add (tomo.oi.feature); [] for a fix
         self.held: dict[str, bytes] = {}  # files a failed feature trial left laid in for the next (_holdable)
-        self.unread: list[tuple[str, Fault]] = []  # the last trial's parameters nothing reads, its only fault
+        self.unread: list[tuple[str, Fault]] = []  # the last trial's parameter nothing reads, which tomo can finish
+        self.aside: dict[str, list[str]] = {}  # the last trial's other functions at fault, laid back to finish it
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
         self.system = system_prompt(base="trials")
@@ -651,29 +652,60 @@ class Trials:
 
     async def _complete(self, repro: Repro | None) -> bool:
         """A feature trial whose one fault is a parameter nothing reads, finished by tomo (:func:`tomo.oi.feature.
-        completions`), each way laid in and judged like a fix: True when one passed. Otherwise the trial's text is
-        back as it wrote it, and the trial fails as it would have."""
+        completions`), each way laid in and judged like a fix: True when one passed. The trial's other functions at
+        fault (a name nothing defines) are laid back as the turn found them first. Otherwise the trial's text is
+        back as it wrote it, and the trial fails as it would have. Why the laying back: Qwen 1.5B's first slug
+        trial wrote `slugify`'s `separator` unread and passed `separator` on in `archive_links`, which has none;
+        `slugify`, put back, never got the parameter again in eleven replies."""
         if len(self.unread) != 1:
             return False
         path, fault = self.unread[0]
+        trial = self._laid_back(self.aside)
+        if trial is None:
+            return False
         try:
             text = (self.engine.root / path).read_bytes()
             ways = completions(text.decode("utf-8"), fault.function, fault.param)
         except (OSError, UnicodeDecodeError):
-            return False
-        if not ways:
-            return False
-        self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {fault.said}, which nothing reads: the "
-                                 "parameter for each constant equal to its default, or passed on to one call, each "
-                                 "judged like a fix"))
+            ways = []
+        if ways:
+            aside = "; ".join(f"{', '.join(f'`{f}`' for f in functions)} in {where}"
+                              for where, functions in self.aside.items())
+            self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {fault.said}, which nothing reads: the "
+                                     "parameter for each constant equal to its default, or passed on to one call, "
+                                     "each judged like a fix" +
+                                     (f", with {aside} as the turn found it" if aside else "")))
         for way in ways:
             if self.engine._end:
                 raise _Interrupted
             if await self._mutant_trial(path, way, repro, restore=text):
                 self.emit(Notice("info", f"tomo finished the trial's change: {way.what} ({path}, line {way.line})"))
                 return True
-        self.emit(Notice("info", f"no way to finish {fault.said} passed"))
+        if ways:
+            self.emit(Notice("info", f"no way to finish {fault.said} passed"))
+        for where, data in trial.items():
+            (self.engine.root / where).write_bytes(data)
         return False
+
+    def _laid_back(self, functions: Mapping[str, list[str]]) -> dict[str, bytes] | None:
+        """Each file's ``functions`` laid back as the turn found them (:func:`tomo.oi.feature.without`): the files'
+        bytes as the trial wrote them (path -> bytes), to put the trial back with; None, and nothing written, when
+        one cannot be laid back (a new function)."""
+        trial: dict[str, bytes] = {}
+        laid: dict[str, str] = {}
+        for path, names in functions.items():
+            try:
+                data = (self.engine.root / path).read_bytes()
+                before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
+                now = without(data.decode("utf-8"), before, names)
+            except (OSError, UnicodeDecodeError):
+                return None
+            if now is None:
+                return None
+            trial[path], laid[path] = data, now
+        for path, now in laid.items():
+            (self.engine.root / path).write_text(now, encoding="utf-8")
+        return trial
 
     async def _line_trial(self, task: str, repro: Repro | None, focus: Definition) -> str:
         """A trial's fix as corrected lines (:mod:`tomo.oi.line_fix`): the edit blocks tomo lays in, or the reply
@@ -745,9 +777,13 @@ class Trials:
             faults.append(f"nothing defines {', '.join(found)}")
             reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
                            "runs)")
-        # a parameter nothing reads, and nothing else wrong: tomo can try to finish it (_complete)
-        self.unread = [(path, f) for path, each in unused.items() for f in each] \
-            if faults and not lacking and not untouched and not outside and not unknown else []
+        # one parameter nothing reads, and nothing else wrong but names other functions read and nothing defines
+        # (laid back as the turn found them first): tomo can try to finish it (_complete)
+        unread = [(path, f) for path, each in unused.items() for f in each]
+        aside = {path: [f.function for f in each] for path, each in unknown.items()}
+        finishable = len(unread) == 1 and not lacking and not untouched and not outside \
+            and unread[0][1].function not in aside.get(unread[0][0], [])
+        self.unread, self.aside = (unread, aside) if finishable else ([], {})
         if not faults:
             return "", "", {}
         at_fault = {

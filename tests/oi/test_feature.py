@@ -18,12 +18,14 @@ from tomo.oi.feature import (
     asked_for,
     completions,
     missing,
+    missing_keywords,
     set_outside_init,
     shown,
     touched,
     unchanged_files,
     undefined_names,
     unused_parameters,
+    widened,
     without,
 )
 from tomo.oi.trials import trial_turn
@@ -356,6 +358,40 @@ async def test_a_finish_that_fails_puts_the_laid_back_function_back_into_the_tri
     assert any("labels.py (but `label_all`, as the turn found it) kept for the next trial" in t for t in said), said
     assert (labels / "labels.py").read_text() == many and (labels / "words.py").read_text() == WORDS
     assert not engine.last.verified
+
+
+def test_a_keyword_passed_on_to_a_function_that_lacks_it_is_found_and_the_parameter_added():
+    sources = {"words.py": WORDS, "labels.py": RIGHT_LABELS.replace('sep="-"', 'sep: str = "-"'),
+               "other.py": "from words import join_words\n\n\ndef shout(x, sep='!'):\n"
+                           "    return join_words(x, sep=sep.upper())\n"}  # not its own parameter passed on
+    found = missing_keywords(sources, ["labels.py", "other.py"])
+    assert [(w.path, w.function, w.param, w.declared, w.caller) for w in found] == [
+        ("words.py", "join_words", "sep", 'sep: str = "-"', "label")]
+    assert missing_keywords({**sources, "words.py": RIGHT_WORDS}, ["labels.py"]) == []  # it takes `sep` now
+    assert widened(WORDS, "join_words", 'sep: str = "-"') == WORDS.replace("(words)", '(words, sep: str = "-")')
+    assert widened("def f(a, *, b=1):\n    pass\n", "f", "c=2") == "def f(a, *, b=1, c=2):\n    pass\n"
+    assert widened("def f(*args):\n    pass\n", "f", "c=2") is None  # it takes anything already
+    assert widened("def f():\n    pass\n", "f", "c=2") is None
+
+
+async def test_tomo_adds_the_parameter_a_trial_passes_on_to_a_function_it_left_unchanged_and_finishes_it(strict,
+                                                                                                         labels):
+    # the lab's slug task: `permalink` passed `separator` on to `slugify` in nine replies of eleven, and `slugify`
+    # came back unchanged (or as the example's placeholder) every time after the first
+    task = SEP_TASK + " join_words(['A', 'b'], sep='_') should give 'a_b'."
+    second = ("from words import join_words\n\n\ndef test_default():\n"
+              "    assert join_words(['X', 'y'], sep='+') == 'x+y'\n")
+    model = TemperedScript([block("python labels.py", RIGHT_LABELS), block("python", second)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any(t.startswith("tomo tries 1 ways to finish `label`'s `sep`, passed on to `join_words`, which lacks it: "
+                            "`sep=\"-\"` added to `join_words`, then") for t in said), said
+    assert any(t.startswith("tomo finished the trial's change: `sep=\"-\"` added to `join_words`, '-' -> sep")
+               for t in said), said
+    assert (labels / "words.py").read_text() == RIGHT_WORDS and (labels / "labels.py").read_text() == RIGHT_LABELS
+    assert engine.last.verified and engine.last.rounds == 2
 
 
 BOX = ("class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n\n"

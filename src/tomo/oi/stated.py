@@ -233,7 +233,7 @@ def source_of(code: str, node: ast.AST) -> str:
     return ast.get_source_segment(code, node) or ""
 
 
-def replace_nodes(code: str, edits: Iterable[tuple[ast.expr | ast.stmt, str]]) -> str:
+def replace_nodes(code: str, edits: Iterable[tuple[ast.expr | ast.stmt | ast.arg, str]]) -> str:
     """``code`` with each node's text replaced, from the last so earlier positions hold (ast's columns count UTF-8
     bytes, hence the encoding)."""
     data = code.encode()

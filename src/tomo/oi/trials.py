@@ -62,16 +62,19 @@ from tomo.oi.feature import (
     BUILTINS,
     CALL,
     Fault,
+    Widening,
     asked_for,
     completions,
     feature_request,
     missing,
+    missing_keywords,
     set_outside_init,
     shown,
     touched,
     unchanged_files,
     undefined_names,
     unused_parameters,
+    widened,
     without,
 )
 from tomo.oi.gates import TurnGates, is_test_path
@@ -183,6 +186,7 @@ class Trials:
         self.asked: list[str] = []  # the names a feature task asks to add (tomo.oi.feature); [] for a fix
         self.held: dict[str, bytes] = {}  # files a failed feature trial left laid in for the next (_holdable)
         self.unread: list[tuple[str, Fault]] = []  # the last trial's parameter nothing reads, which tomo can finish
+        self.widen: list[Widening] = []  # the last trial's keywords passed on to a function that lacks them
         self.aside: dict[str, list[str]] = {}  # the last trial's other functions at fault, laid back to finish it
         # its own system prompt: the conversation's ("run the tests in a bash block") is wrong here, and the lab saw
         # Qwen 1.5B answer a trial with a bash block, and once with the conversation prompt itself
@@ -542,7 +546,7 @@ class Trials:
             reports.append(report)
         passed = not fault and await self._judged(repro, reports)
         self._said("\n\n".join(reports))
-        if fault and self.unread and await self._complete(repro):
+        if fault and (self.unread or self.widen) and await self._complete(repro):
             passed = True
         if passed:
             self.held = {}  # part of the fix now
@@ -657,23 +661,31 @@ class Trials:
         back as it wrote it, and the trial fails as it would have. Why the laying back: Qwen 1.5B's first slug
         trial wrote `slugify`'s `separator` unread and passed `separator` on in `archive_links`, which has none;
         `slugify`, put back, never got the parameter again in eleven replies."""
-        if len(self.unread) != 1:
-            return False
-        path, fault = self.unread[0]
+        if self.unread:
+            path, fault = self.unread[0]
+            function, param, added = fault.function, fault.param, ""
+            said, why = fault.said, "which nothing reads"
+        else:
+            path, function, param, added = self.widen[0].path, self.widen[0].function, self.widen[0].param, \
+                self.widen[0].declared
+            said, why = f"`{self.widen[0].caller}`'s `{param}`", f"passed on to `{function}`, which lacks it"
         trial = self._laid_back(self.aside)
         if trial is None:
             return False
         try:
             text = (self.engine.root / path).read_bytes()
-            ways = completions(text.decode("utf-8"), fault.function, fault.param)
+            start = widened(text.decode("utf-8"), function, added) if added else text.decode("utf-8")
+            ways = completions(start, function, param) if start else []
         except (OSError, UnicodeDecodeError):
             ways = []
+        ways = [Mutant(w.line, f"`{added}` added to `{function}`, {w.what}", w.text) for w in ways] if added else ways
         if ways:
             aside = "; ".join(f"{', '.join(f'`{f}`' for f in functions)} in {where}"
                               for where, functions in self.aside.items())
-            self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {fault.said}, which nothing reads: the "
-                                     "parameter for each constant equal to its default, or passed on to one call, "
-                                     "each judged like a fix" +
+            self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {said}, {why}: " +
+                                     (f"`{added}` added to `{function}`, then " if added else "") +
+                                     "the parameter for each constant equal to its default, or passed on to one "
+                                     "call, each judged like a fix" +
                                      (f", with {aside} as the turn found it" if aside else "")))
         for way in ways:
             if self.engine._end:
@@ -682,7 +694,7 @@ class Trials:
                 self.emit(Notice("info", f"tomo finished the trial's change: {way.what} ({path}, line {way.line})"))
                 return True
         if ways:
-            self.emit(Notice("info", f"no way to finish {fault.said} passed"))
+            self.emit(Notice("info", f"no way to finish {said} passed"))
         for where, data in trial.items():
             (self.engine.root / where).write_bytes(data)
         return False
@@ -777,13 +789,17 @@ class Trials:
             faults.append(f"nothing defines {', '.join(found)}")
             reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
                            "runs)")
-        # one parameter nothing reads, and nothing else wrong but names other functions read and nothing defines
-        # (laid back as the turn found them first): tomo can try to finish it (_complete)
+        # one parameter nothing reads, or one keyword passed on to a function without it (its file may be left
+        # unchanged), and nothing else wrong but names other functions read and nothing defines (laid back as the
+        # turn found them first): tomo can try to finish it (_complete)
         unread = [(path, f) for path, each in unused.items() for f in each]
+        widen = [] if lacking or outside or unread else missing_keywords(code, changed)
         aside = {path: [f.function for f in each] for path, each in unknown.items()}
-        finishable = len(unread) == 1 and not lacking and not untouched and not outside \
-            and unread[0][1].function not in aside.get(unread[0][0], [])
-        self.unread, self.aside = (unread, aside) if finishable else ([], {})
+        laid_aside = {f.rsplit(".", 1)[-1] for each in aside.values() for f in each}
+        finish_unread = len(unread) == 1 and not untouched and unread[0][1].function not in aside.get(unread[0][0], [])
+        finish_widen = len(widen) == 1 and set(untouched) <= {widen[0].path} and widen[0].caller not in laid_aside
+        finishable = not lacking and not outside and (finish_unread or finish_widen)
+        self.unread, self.widen, self.aside = (unread, widen, aside) if finishable else ([], [], {})
         if not faults:
             return "", "", {}
         at_fault = {

@@ -75,7 +75,7 @@ def reported_examples(task: str) -> list[Example]:
         now = _NOW.match(task, match.start() + len(call))
         if now is None:
             continue
-        literal = _literal_at(task, now.end())
+        literal = literal_at(task, now.end())
         printed = _PRINTED.match(task, now.end())
         left = " ".join(call.split())
         if printed is not None and printed.group(1) != literal:  # `2024` only starts 2024-03-02
@@ -123,7 +123,7 @@ def _expected_after(text: str, at: int) -> str | None:
         return _value_at(text, should.end())
     now = _NOW.match(text, at)
     if now:
-        current = _literal_at(text, now.end())
+        current = literal_at(text, now.end())
         if current is not None:
             instead = _INSTEAD.match(text, now.end() + len(current))
             if instead:
@@ -135,7 +135,7 @@ def _value_at(text: str, at: int) -> str | None:
     """The literal at ``at``, as an exact value or, after "about" or before "...", a ``pytest.approx`` of it."""
     about = _ABOUT.match(text, at)
     start = about.end() if about else at
-    literal = _literal_at(text, start)
+    literal = literal_at(text, start)
     if literal is None:
         return None
     truncated = text.startswith("...", start + len(literal))
@@ -149,7 +149,7 @@ def _value_at(text: str, at: int) -> str | None:
     return f"pytest.approx({literal}, abs={round(tolerance, places + 1)!r})"
 
 
-def _literal_at(text: str, start: int) -> str | None:
+def literal_at(text: str, start: int) -> str | None:
     """The longest Python literal starting at ``start`` (a string, a number, a list of tuples ...)."""
     for end in range(min(len(text), start + _LONGEST), start, -1):
         if not (text[end - 1].isalnum() or text[end - 1] in ")]}'\""):

@@ -90,6 +90,7 @@ from tomo.oi.project_tests import (
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
+from tomo.oi.reported_value import reported_value_test, reported_values
 from tomo.oi.stated import Example, as_stated, reported_examples, stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
 
@@ -327,7 +328,7 @@ class Trials:
                 self.rejected = (code, f"It is not a reproduction: {why}. Write a better one.") if code.strip() \
                     else None
                 continue
-            kept = await self._left_alone(path, code)
+            kept = await self._left_alone(path, code) or await self._reported_value(path, code)
             if kept is not None:
                 return kept
             kept, why, output = await self._run_as_reproduction(path, code)
@@ -357,6 +358,26 @@ class Trials:
         self.emit(ReproductionKept(path, test, "model"))
         self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
                                  f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
+        return kept
+
+    async def _reported_value(self, path: str, code: str) -> Repro | None:
+        """When the task reports what the code gives now: the model's test turned into a test that its call no longer
+        gives it (:mod:`tomo.oi.reported_value`), kept when it fails now (the call gives exactly that); else None
+        (the model's own test is tried). It says nothing of what is right: a fix it passes is never verified."""
+        values = reported_values(self.user)
+        test = reported_value_test(code, values, self.user) if values else None
+        if test is None:
+            return None
+        kept, why, _output = await self._run_as_reproduction(path, test)
+        if kept is None:
+            self.emit(Notice("info", f"the model's call, asserted not to give what the task reports, is no "
+                                     f"reproduction ({why}): its own test is tried"))
+            return None
+        kept.by = "reported"
+        self.emit(ReproductionKept(path, test, "reported"))
+        self.emit(Notice("info", f"reproduction kept: the model's call gives {' or '.join(values)}, which the task "
+                                 f"reports, and the model expected otherwise; tomo wrote {path} asserting it gone "
+                                 "(the model's expected value is its own guess), and it fails before any fix"))
         return kept
 
     async def _passes_without(self, fix: Sequence[str], path: str) -> bool:

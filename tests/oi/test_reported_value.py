@@ -1,0 +1,120 @@
+"""A result the task reports as what the code gives now (`tomo.oi.reported_value`): the values read from its words,
+the model's call asserted not to give them, run by real pytest, and a trial turn whose one-token search passes that
+test where the model's own expected value failed the right fix, in the real sandbox.
+
+The project is the lab's `fix-word-counts-accents`: an ASCII letter class chops accented letters off. Qwen 1.5B's
+test made the right call and expected `[("caf", 3), ("le", 2)]`, which no fix gives.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oi.test_honest_outcomes import TemperedScript
+from oi.test_trials import block, engine_for
+from tomo.events import ListSink, Notice, ReproductionKept
+from tomo.oi.reported_value import reported_value_test, reported_values
+from tomo.oi.trials import trial_turn
+
+TEXTSTATS = '''\
+"""Word statistics."""
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def top_words(text, n=10):
+    counts = Counter(_WORD.findall(text.lower()))
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:n]
+'''
+TASK = ("The sidebar's word statistics are broken for our French writers. For \"Le café et le thé. Café!\" the top "
+        "words come out as [('caf', 2), ('le', 2)]: accented letters get chopped off. Please fix this.")
+MODEL_TEST = '''\
+from textstats import top_words
+
+
+def test_the_problem():
+    text = "Le café et le thé. Café!"
+    assert len(text) > 3
+    assert top_words(text, 2) == [("caf", 3), ("le", 2)]
+'''
+
+
+@pytest.fixture
+def sidebar(tmp_path: Path) -> Path:
+    root = tmp_path / "sidebar"
+    (root / "tests").mkdir(parents=True)
+    (root / "textstats.py").write_text(TEXTSTATS)
+    (root / "conftest.py").write_text("")
+    (root / "tests" / "test_textstats.py").write_text(
+        "from textstats import top_words\n\n\ndef test_top():\n    assert top_words('b a b', 1) == [('b', 2)]\n")
+    return root
+
+
+def test_the_values_a_task_reports_are_what_the_code_gives_now_not_what_it_should():
+    assert reported_values(TASK) == ["[('caf', 2), ('le', 2)]"]
+    assert reported_values("to_roman(9) returns 'VIV' instead of 'IX', and 19 gives 'XVIV'.") == ["'VIV'", "'XVIV'"]
+    assert reported_values("It should give 5, but it gives 6.") == ["6"]  # after "but": what happens
+    assert reported_values("parse('x') should return 7. We expect it gives 8.") == []  # what is wanted
+    assert reported_values("add_business_days(d, 1) returns 2024-03-02, a Saturday") == []  # 2024 starts a date
+    assert reported_values("Add is_newer(a, b) that returns True only when a is newer.") == []  # a rule
+
+
+def run_pytest(root: Path, code: str) -> subprocess.CompletedProcess[str]:
+    (root / "tests" / "test_reported.py").write_text(code)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_reported.py"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_the_model_s_call_asserted_not_to_give_the_reported_value_fails_on_the_bug_and_passes_on_the_fix(sidebar):
+    test = reported_value_test(MODEL_TEST, reported_values(TASK), TASK)
+    assert test is not None and "text = 'Le café et le thé. Café!'" in test
+    assert "assert top_words(text, 2) not in ([('caf', 2), ('le', 2)],)" in test
+    assert "caf', 3" not in test and "len(text)" not in test  # the model's guesses are gone
+    assert run_pytest(sidebar, test).returncode == 1
+    (sidebar / "textstats.py").write_text(TEXTSTATS.replace("[a-z]", r"[^\W\d_]"))
+    assert run_pytest(sidebar, test).returncode == 0
+
+
+def test_a_model_test_that_expects_the_reported_value_or_compares_no_call_is_left_as_it_is():
+    agrees = MODEL_TEST.replace('[("caf", 3), ("le", 2)]', "[('caf', 2), ('le', 2)]")
+    assert reported_value_test(agrees, reported_values(TASK)) is None  # it expects the bug: no other opinion
+    assert reported_value_test("def test_x():\n    assert 1 == 2\n", ["3"]) is None
+    # the task states the model's expected value: the model's own test says what is right, and is kept
+    assert reported_value_test(MODEL_TEST, reported_values(TASK), TASK + ' It should be [("café", 2)].') is not None
+    assert reported_value_test(MODEL_TEST, reported_values(TASK), TASK + ' Not [("caf", 3), ("le", 2)].') is None
+    assert reported_value_test("def test_x(:\n", ["3"]) is None
+
+
+async def test_the_reported_value_judges_and_the_letter_class_fix_passes_where_the_model_s_value_failed(strict,
+                                                                                                       sidebar):
+    model = TemperedScript([block("python", MODEL_TEST)])
+    engine = engine_for(model, strict, sidebar)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink, mutate=True)
+    kept = sink.of(ReproductionKept)
+    assert len(kept) == 1 and kept[0].by == "reported" and "not in ([('caf', 2), ('le', 2)],)" in kept[0].code
+    said = [n.text for n in sink.of(Notice)]
+    assert any("the model's call gives [('caf', 2), ('le', 2)], which the task reports" in t for t in said), said
+    assert r"_WORD = re.compile(r'[^\W\d_]+')" in (sidebar / "textstats.py").read_text().replace('"', "'")
+    # it asserts only that the reported result is gone: the fix is kept, never called verified
+    assert engine.last.outcome == "unverified" and not engine.last.verified and len(model.sent) == 1
+
+
+async def test_when_the_model_s_call_does_not_give_the_reported_value_its_own_test_is_tried(strict, sidebar):
+    other = MODEL_TEST.replace("top_words(text, 2)", "top_words(text, 1)")  # [('caf', 2)]: not what was reported
+    model = TemperedScript([block("python", other)])
+    engine = engine_for(model, strict, sidebar)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink, mutate=True)
+    said = [n.text for n in sink.of(Notice)]
+    assert any(t.startswith("the model's call, asserted not to give what the task reports, is no reproduction")
+               for t in said), said
+    kept = sink.of(ReproductionKept)
+    assert len(kept) == 1 and kept[0].by == "model" and kept[0].code == other

@@ -188,7 +188,7 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
             continue
         indent = _indent(lines_of[anchor.lineno - 1])
         for argument, default in pairs:
-            if not _mutable(default):
+            if not mutable_literal(default):
                 continue
             built = _segment(text, default)
             fresh = f"if {argument.arg} is None:\n{indent}    {argument.arg} = {built}\n{indent}"
@@ -238,7 +238,9 @@ def _immutable(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _IMMUTABLE_CALLS
 
 
-def _mutable(node: ast.expr) -> bool:
+def mutable_literal(node: ast.expr) -> bool:
+    """A list, dict or set built where it stands (`[]`, `{}`, `set()`): one object every evaluation shares when it
+    is a default."""
     if isinstance(node, ast.List | ast.Dict | ast.Set):
         return True
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _MUTABLE_CALLS

@@ -91,6 +91,7 @@ from tomo.oi.project_tests import (
 )
 from tomo.oi.prompts import system_prompt
 from tomo.oi.reported_value import reported_value_test, reported_values
+from tomo.oi.shared_default import says_shared, shared_default_test
 from tomo.oi.stated import Example, as_stated, reported_examples, stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
 
@@ -107,6 +108,8 @@ FAILURE_CHARS = 1500
 DIFF_LINES = 40
 """The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
+PASSES = "it passes, so it does not show the problem"
+"""Why a test that passes before any fix is no reproduction."""
 _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
                              r"fixture '[^']+' not found|ImportError(?!: cannot import name)|"
                              r"missing \d+ required (?:positional|keyword-only) argument")
@@ -336,6 +339,10 @@ class Trials:
                 self.emit(ReproductionKept(path, code, "model"))
                 self.emit(Notice("info", f"reproduction kept: {path} fails before any fix"))
                 return kept
+            if why == PASSES:
+                kept = await self._shared_default(path, code)
+                if kept is not None:
+                    return kept
             self.rejected = (code, _rejection(why, output) + " Write a better one.")
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
@@ -358,6 +365,26 @@ class Trials:
         self.emit(ReproductionKept(path, test, "model"))
         self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
                                  f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
+        return kept
+
+    async def _shared_default(self, path: str, code: str) -> Repro | None:
+        """When the task's symptom reads as state one object gets from another and the model's test passed: a test
+        that two objects its call makes alike share no list, dict or set default (:mod:`tomo.oi.shared_default`),
+        kept when it fails now; else None. It counts as the model's test: its arguments are the model's."""
+        test = shared_default_test(code, self._code()) if says_shared(self.user) else None
+        if test is None:
+            return None
+        kept, why, _output = await self._run_as_reproduction(path, test)
+        if kept is None:
+            self.emit(Notice("info", f"the model's call, made twice and asserted to share no default, is no "
+                                     f"reproduction ({why})"))
+            return None
+        kept.judge = "a test tomo built on the model's call (that two objects made alike share nothing)"
+        self.emit(ReproductionKept(path, test, "model"))
+        self.emit(Notice("info", f"reproduction kept: the model's test passed, but the task reads as state one "
+                                 f"object gets from another; tomo wrote {path} from the model's call, asserting two "
+                                 "objects made alike share no list, dict or set default, and it fails before any "
+                                 "fix"))
         return kept
 
     async def _reported_value(self, path: str, code: str) -> Repro | None:
@@ -1386,7 +1413,7 @@ def _not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, 
 
     With ``refusals`` (a first reproduction), also an input the code refuses (:func:`_refused`)."""
     if exit_code == 0:
-        return "it passes, so it does not show the problem"
+        return PASSES
     asked = set(_IDENTIFIER.findall(task))
     for match in _MISSING.finditer(output):
         name = match.group("name")

@@ -169,3 +169,45 @@ async def test_a_model_fix_of_a_result_the_task_reports_as_wrong_is_kept_unverif
     assert engine.last.outcome == "unverified" and engine.last.rounds == 1 and len(model.sent) == 1
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
     assert any("only asserts that the result the task reports as wrong is gone" in n.text for n in sink.of(Notice))
+
+
+LRU = '''\
+from collections import OrderedDict
+
+
+class LRU:
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self._data = OrderedDict()
+
+    def get(self, key, default=None):
+        if key in self._data:
+            return self._data[key]
+        return default
+
+    def put(self, key, value):
+        if key in self._data:
+            self._data.move_to_end(key)
+            self.log(value)
+        self._data[key] = value
+        if len(self._data) > self.capacity:
+            self._data.popitem(last=False)
+
+    def log(self, value):
+        pass
+'''
+
+
+def test_a_call_on_the_object_s_state_made_under_a_guard_is_added_under_the_same_guard_in_a_sibling() -> None:
+    # the lab's LRU cache: `put` refreshes an entry it finds, `get` does not, so a read never counts as use
+    found = mutants(LRU, [10])  # `get`'s guard ran
+    added = [m for m in found if "added under" in m.what]
+    assert [m.what for m in added] == ["`self._data.move_to_end(key)` added under `if key in self._data:` in "
+                                       "`get`, as `put` does"]  # `self.log(value)`: `get` has no `value`
+    assert changed_lines(LRU, added[0].text)[0] == "            self._data.move_to_end(key)"
+    namespace: dict[str, object] = {}
+    exec(compile(added[0].text, "lru.py", "exec"), namespace)  # the candidate's behaviour: a read is a use
+    cache = namespace["LRU"](2)  # type: ignore[operator]
+    cache.put("a", 1), cache.put("b", 2), cache.get("a"), cache.put("c", 3)
+    assert "a" in cache._data and "b" not in cache._data
+    assert not [m for m in mutants(LRU, [16]) if "added under" in m.what]  # `put` has it already

@@ -58,7 +58,7 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
     spans = list(constants)
     candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans),
                   *_mutable_defaults(text, tree, wanted), *_copies(text, tree, wanted),
-                  *_letter_classes(text, tree, wanted, spans)]
+                  *_letter_classes(text, tree, wanted, spans), *_sibling_calls(text, tree, wanted)]
     candidates.sort(key=lambda m: m.line)  # stable: within a line, token swaps before structural changes
     found: list[Mutant] = []
     seen = {text}
@@ -199,6 +199,45 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
                 edits.append((hint, _segment(text, hint) + " | None"))
             yield Mutant(default.lineno, f"the shared default `{argument.arg}={built}` made None and built per call",
                          replace_nodes(text, edits))
+
+
+def _sibling_calls(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """A call on the object's own state that one method makes under a guard, added under the same guard in another
+    method whose guard the test ran: `self._data.move_to_end(key)` under `if key in self._data:` in `put` and not in
+    `get`, so reading an entry never counted as using it (the lab's LRU cache: no one-token change can add a line,
+    and Qwen 1.5B never did in eight trials). Only a call whose names the method has as parameters."""
+    lines_of = text.splitlines(keepends=True)
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        guarded = [(method, node) for method in cls.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                   and method.args.args for node in ast.walk(method) if isinstance(node, ast.If)]
+        for method, node in guarded:
+            first = node.body[0]
+            if node.lineno not in lines or first.lineno == node.lineno:
+                continue
+            me = method.args.args[0].arg
+            params = {a.arg for a in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]}
+            have = {ast.dump(s) for s in node.body}
+            for other, twin in guarded:
+                if other is method or other.args.args[0].arg != me or ast.dump(twin.test) != ast.dump(node.test):
+                    continue
+                for statement in twin.body:
+                    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                            and _rooted_at(statement.value.func, me)) or ast.dump(statement) in have:
+                        continue
+                    if not {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} <= params:
+                        continue
+                    call = _segment(text, statement)
+                    indent = _indent(lines_of[first.lineno - 1])
+                    yield Mutant(first.lineno, f"`{call}` added under `if {_segment(text, node.test)}:` in "
+                                               f"`{method.name}`, as `{other.name}` does",
+                                 replace_nodes(text, [(first, f"{call}\n{indent}{_segment(text, first)}")]))
+
+
+def _rooted_at(node: ast.expr, name: str) -> bool:
+    """Whether ``node`` is an attribute of ``name`` (`self._data.move_to_end`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _copies(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:

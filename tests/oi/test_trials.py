@@ -496,3 +496,22 @@ def test_the_cli_refuses_a_bad_strategy(tmp_path: Path, flags: list[str], said: 
     done = subprocess.run([sys.executable, "-m", "tomo", "run", "fix it", "--root", str(tmp_path), *flags],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and said in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize("second, why", [
+    ({"content": "The fix looks right to me."}, "the second test is no test, so the fix is checked once"),
+    (block("python", "from shapes import double\n\n\ndef test_three(no_such_fixture):\n    assert double(3) == 6\n"),
+     "the second test fails by its own mistake, so the fix is checked once"),
+], ids=["no-test", "its-own-mistake"])
+async def test_a_fix_judged_by_the_model_s_test_alone_is_never_verified(strict, shapes, second, why):
+    # the first test is the model's, and the lab found most of them wrong: one judge is not enough for a claim
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT), second])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    summary = engine.last
+    assert summary.outcome == "unverified" and not summary.verified
+    assert why + ", by a test that the model wrote" in summary.reason
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the fix stays, said as unverified
+    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
+

@@ -507,10 +507,16 @@ class Trials:
         with `min(income - lower, upper is None or ...)`, wrong above it): a fix the second test fails is put back,
         and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first;
         when the first is the model's or the project's one failing test, a second that passes without the fix too,
-        or only repeats the first one's calls, shows nothing more, and the turn stays unverified. False: the trial
-        does not stand."""
-        if repro is None or repro.guards or repro.by == "reported" or self.summary.rounds >= self.engine.max_rounds:
+        only repeats the first one's calls, is no test or fails by its own mistake (or no round is left for one)
+        shows nothing more, and the turn stays unverified: the fix was checked once, by a weak judge. False: the
+        trial does not stand."""
+        if repro is None or repro.guards or repro.by == "reported":
             return True  # "reported": never verified, so there is no claim for a second test to guard
+        weak = repro.by in ("model", "project")
+        if self.summary.rounds >= self.engine.max_rounds:  # _reserved keeps a round back: a safety net
+            if weak:
+                self._doubt(f"no round was left for a second test, so the fix is checked once, {_judged_by(repro)}")
+            return True
         fix = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
         path = self._repro_path()
         again = (repro.code, "This test shows the problem. Write a different test of what the task asks (another "
@@ -520,13 +526,15 @@ class Trials:
         code, why = self._prepared(reply.message.content)
         if why:
             self.emit(Notice("info", f"the second test is no test ({why}): the first one's verdict stands"))
+            if weak:
+                self._doubt(f"the second test is no test, so the fix is checked once, {_judged_by(repro)}")
             return True
         output = await self._command(self._write_test(path, code))
         last = self.gates.checks[-1]
         # no `refusals` here: a second test the code refuses would leave the verdict to the first test, and the
         # lab's first tests are often wrong; putting the fix back is the side that never claims too much
         why = _not_failing_by_the_problem(last.exit_code, output, self.user)
-        if last.green and repro.by in ("model", "project") and await self._passes_without(fix, path):
+        if last.green and weak and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
                         f"checked once, {_judged_by(repro)}")
         if last.green or why:
@@ -537,10 +545,13 @@ class Trials:
             said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))
-            repeated = _repeated_calls(code, repro.code) if last.green and repro.by in ("model", "project") else []
+            repeated = _repeated_calls(code, repro.code) if last.green and weak else []
             if repeated:  # the lab: `parse_duration("1h 30m")` again, after a fix that broke what the task means
                 self._doubt(f"the second test only repeats the first one's {', '.join(f'`{c}`' for c in repeated)}, "
                             f"so the fix is checked once, {_judged_by(repro)}")
+            elif not last.green and weak:
+                self._doubt(f"the second test fails by its own mistake, so the fix is checked once, "
+                            f"{_judged_by(repro)}")
             return True
         self.emit(ReproductionKept(path, code, "second"))
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "

@@ -394,6 +394,24 @@ async def test_tomo_adds_the_parameter_a_trial_passes_on_to_a_function_it_left_u
     assert engine.last.verified and engine.last.rounds == 2
 
 
+async def test_a_keyword_passed_on_to_a_function_that_lacks_it_is_a_fault_found_before_anything_runs(strict,
+                                                                                                     labels):
+    # words.py changed (a comment), but `join_words` still has no `sep`, and `chr(45)` leaves nothing to finish
+    (labels / "words.py").write_text(WORDS.replace('"-"', "chr(45)"))
+    commented = "# joins words\n" + WORDS.replace('"-"', "chr(45)")
+    model = TemperedScript([two_halves(RIGHT_LABELS, commented), block("python words.py", HALF_WORDS.replace(
+        "chr(45)", "sep"))])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], SEP_TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("`label` passes `sep` on to `join_words`, which has no such parameter" in t for t in said), said
+    again = model.sent[1][-1].content
+    assert "`label` passes `sep` on to `join_words`, which has no such parameter (a TypeError when it runs)" in again
+    assert (labels / "words.py").read_text() == HALF_WORDS.replace("chr(45)", "sep")
+    assert engine.last.rounds == 2
+
+
 BOX = ("class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n\n"
        "    def put(self, item):\n        self.items.append(item)\n")
 

@@ -842,6 +842,11 @@ class Trials:
             faults.append(f"nothing reads {', '.join(found)}")
             reports.append(f"this trial adds {', '.join(found)}, which nothing in the code reads: the change is half "
                            "written")
+        widen = [] if lacking or outside else missing_keywords(code, changed)
+        if widen:  # a TypeError when it runs
+            found = [f"`{w.caller}` passes `{w.param}` on to `{w.function}`" for w in widen]
+            faults.append(f"{', '.join(found)}, which has no such parameter")
+            reports.append(f"{', '.join(found)}, which has no such parameter (a TypeError when it runs)")
         unknown = self._compared(changed, undefined_names)
         if unknown:
             found = [f.said for each in unknown.values() for f in each]
@@ -852,11 +857,12 @@ class Trials:
         # unchanged), and nothing else wrong but names other functions read and nothing defines (laid back as the
         # turn found them first): tomo can try to finish it (_complete)
         unread = [(path, f) for path, each in unused.items() for f in each]
-        widen = [] if lacking or outside or unread else missing_keywords(code, changed)
         aside = {path: [f.function for f in each] for path, each in unknown.items()}
         laid_aside = {f.rsplit(".", 1)[-1] for each in aside.values() for f in each}
-        finish_unread = len(unread) == 1 and not untouched and unread[0][1].function not in aside.get(unread[0][0], [])
-        finish_widen = len(widen) == 1 and set(untouched) <= {widen[0].path} and widen[0].caller not in laid_aside
+        finish_unread = len(unread) == 1 and not widen and not untouched and \
+            unread[0][1].function not in aside.get(unread[0][0], [])
+        finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
+            widen[0].caller not in laid_aside
         finishable = not lacking and not outside and (finish_unread or finish_widen)
         self.unread, self.widen, self.aside = (unread, widen, aside) if finishable else ([], [], {})
         if not faults:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -135,12 +135,12 @@ class RunSettings:
     python: str = sys.executable
     keep: Path | None = None
     mini_steps: int = 30
-    build: str = field(default_factory=lambda: tomo_build())
 
 
 def tomo_build() -> str:
     """tomo's version, and the commit when it runs from a git checkout (``0.1.0+f5888c7``, ``+dirty`` with local
-    changes): records made by different code must not be read as one sample."""
+    changes): records made by different code must not be read as one sample. Asked at each run's start, not once
+    per `tomo lab run`: a long run's checkout may move between its tasks."""
     source = Path(tomo.__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -163,7 +163,7 @@ def run_job(job: Job, suite: str, settings: RunSettings) -> RunRecord:
     copy = scratch / "repo"
     record = RunRecord(suite=suite, task=job.task.id, kind=job.task.kind, variant=job.variant.name,
                        args=job.variant.text, model=job.model, repeat=job.repeat, started=started, wall_s=0.0,
-                       exit_code=-1, claim=False, outcome="error", solved=False, tomo_version=settings.build,
+                       exit_code=-1, claim=False, outcome="error", solved=False, tomo_version=tomo_build(),
                        machine=machine())
     try:
         _fresh_copy(job.task, copy)

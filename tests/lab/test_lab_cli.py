@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from tomo.cli.lab_cmd import _record_line
 from tomo.lab.bless import MIN_TASKS, bless, write
 from tomo.lab.records import LabStore, RunRecord
 from tomo.models.blessed import load_blessed
@@ -155,3 +156,11 @@ def test_sigterm_stops_the_runs_in_flight_and_keeps_the_records(tmp_path: Path) 
     except ProcessLookupError:
         alive = False
     assert not alive, "the check of the run in flight outlived the lab"
+
+
+def test_a_run_the_lab_stopped_is_not_reported_as_something_tomo_said() -> None:
+    record = RunRecord(suite="small", task="feature-low-stock", kind="feature", variant="v", args="", model="m",
+                       repeat=0, started="", wall_s=900.0, exit_code=-1, claim=False, outcome="timeout", solved=False)
+    assert "stopped by the lab's --timeout · 900 s" in _record_line(record) and "tomo said" not in _record_line(record)
+    said = _record_line(replace(record, outcome="unverified", solved=True, wall_s=39.0))
+    assert "[green]solved[/] · tomo said unverified · 39 s" in said

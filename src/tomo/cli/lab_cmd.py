@@ -164,8 +164,9 @@ def _errored(record: RunRecord) -> bool:
 def _record_line(record: RunRecord) -> str:
     mark = "[green]solved[/]" if record.solved else "[red]failed[/]"
     claim = " [bold red]FALSE CLAIM[/]" if record.false_claim else ""
-    return (f"{record.task} · {record.variant} · {mark} · tomo said {record.outcome}{claim} · "
-            f"{record.wall_s:.0f} s")
+    said = {"timeout": "stopped by the lab's --timeout", "error": "the run failed"}.get(
+        record.outcome, f"tomo said {record.outcome}")  # tomo says neither: the lab does
+    return f"{record.task} · {record.variant} · {mark} · {said}{claim} · {record.wall_s:.0f} s"
 
 
 def _run_distributed(store: LabStore, url: str, suite: Suite, jobs: list[Job], settings: RunSettings,

@@ -114,6 +114,11 @@ TASK = "It shows 37.0 °C for 100 °F; it should be 37.8 °C, and 0 °F about -1
     ("assert c(100) == pytest.approx(37.8, abs=0.1)", None),
     ("assert c(100) == pytest.approx(37.8, abs=tolerance)", None),
     ("assert c(100) == 37.81", None),
+    # a number the task does not state, asked for "approximately" with no tolerance: as precisely as it is written
+    # (Qwen 1.5B's second test asserted approx(37.78) and put the right 37.77... back)
+    ("assert c(100) == pytest.approx(37.78)", "assert c(100) == pytest.approx(37.78, abs=0.005)"),
+    ("assert c(100) == pytest.approx(37.78, abs=0.001)", None),  # its own tolerance stands
+    ("assert c(1) == pytest.approx(0.5)", None),  # fewer than three digits: exact enough
     ("assert c(100) != 37.8", None),
     ("assert 'é' and c(100) == 37", None),
 ])

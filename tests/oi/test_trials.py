@@ -267,7 +267,7 @@ async def test_a_number_the_task_states_is_compared_to_the_precision_it_states_i
     written = (shapes / "tests" / "test_tomo_repro.py").read_text()
     assert "pytest.approx(37.8, abs=0.05)" in written and "== pytest.approx(-17.78, abs=0.005)" in written
     assert written.startswith("import pytest\n")
-    assert any("to the precision it states them in: 37.8, -17.78" in n.text for n in sink.of(Notice))
+    assert any("to the precision it is written in): 37.8, -17.78" in n.text for n in sink.of(Notice))
 
 
 async def test_a_failed_reproduction_is_no_evidence_for_a_fix(strict, shapes):

@@ -169,8 +169,10 @@ def as_stated(code: str, task: str) -> tuple[str, list[str]]:
     """``code`` with each float the task states (``37.8``, ``-17.78``, three significant digits or more) compared to
     the precision the task states it in: ``pytest.approx(37.8)``, ``pytest.approx(37.8, abs=0.01)`` or ``== 37.8``
     becomes ``pytest.approx(37.8, abs=0.05)``. Qwen 1.5B's test for "it should be 37.8 °C" asserted
-    ``pytest.approx(37.8)``, which the right answer (37.77...) fails, so no fix could pass it. Returns the code and
-    the numbers widened; code that does not parse, as it is."""
+    ``pytest.approx(37.8)``, which the right answer (37.77...) fails, so no fix could pass it. A number the task
+    does not state is widened so only inside ``pytest.approx`` with no tolerance: the test asks for "about" that
+    number, and its second test for the same task asserted ``approx(37.78)``, which put the right fix back. Returns
+    the code and the numbers widened; code that does not parse, as it is."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -179,7 +181,8 @@ def as_stated(code: str, task: str) -> tuple[str, list[str]]:
     widened: list[str] = []
     for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Call) and _is_approx(node.func) and len(node.args) == 1:
-            stated = _stated(code, node.args[0], task)
+            # `approx(37.78)`, no tolerance: the test's own number, meant to the precision it is written in
+            stated = _stated(code, node.args[0], task) or (None if node.keywords else _stated(code, node.args[0]))
             if stated and _tighter(node, float(stated[0]), float(stated[1])):
                 edits.append((node, f"{source_of(code, node.func)}({stated[0]}, abs={stated[1]})"))
                 widened.append(stated[0])
@@ -213,9 +216,9 @@ def _is_approx(func: ast.expr) -> bool:
         and func.value.id == "pytest")
 
 
-def _stated(code: str, node: ast.expr, task: str) -> tuple[str, str] | None:
-    """The float literal ``node`` is (sign included) and half a unit of its last digit, when the task states that
-    number with three significant digits or more; else None."""
+def _stated(code: str, node: ast.expr, task: str | None = None) -> tuple[str, str] | None:
+    """The float literal ``node`` is (sign included) and half a unit of its last digit, when it has three
+    significant digits or more and the ``task`` (if given) states it; else None."""
     number = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else node
     if not (isinstance(number, ast.Constant) and type(number.value) is float):
         return None
@@ -223,7 +226,7 @@ def _stated(code: str, node: ast.expr, task: str) -> tuple[str, str] | None:
     match = re.fullmatch(r"(\d+)\.(\d+)", text)
     if match is None or len((match.group(1) + match.group(2)).lstrip("0")) < 3:
         return None
-    if not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d.]*\d)", task):
+    if task is not None and not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d.]*\d)", task):
         return None
     return source_of(code, node), repr(round(0.5 * 10 ** -len(match.group(2)), len(match.group(2)) + 1))
 

@@ -472,8 +472,9 @@ class Trials:
                                 "parameters: " + ", ".join(asked)))
         code, widened = as_stated(code, self.user)
         if widened:
-            emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in: "
-                                + ", ".join(dict.fromkeys(widened))))
+            emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in "
+                                "(and a number in `pytest.approx` with no tolerance to the precision it is written "
+                                "in): " + ", ".join(dict.fromkeys(widened))))
         fixtures = missing_fixtures(ast.parse(code), tests)
         if fixtures:
             code = "\n\n\n".join(fixtures) + "\n\n\n" + code

@@ -90,6 +90,11 @@ def test_a_model_test_that_expects_the_reported_value_or_compares_no_call_is_lef
     assert reported_value_test(MODEL_TEST, reported_values(TASK), TASK + ' It should be [("café", 2)].') is not None
     assert reported_value_test(MODEL_TEST, reported_values(TASK), TASK + ' Not [("caf", 3), ("le", 2)].') is None
     assert reported_value_test("def test_x(:\n", ["3"]) is None
+    # the task reports its value for its own input: a call on another input is no report of it
+    shapes = "double(2) returns 5, and twice 2 is 4."
+    assert reported_value_test("def test_d():\n    assert double(3) == 9\n", ["5"], shapes) is None
+    assert "assert double(2) not in (5,)" in (reported_value_test("def test_d():\n    assert double(2) == 7\n",
+                                                                   ["5"], shapes) or "")
 
 
 async def test_the_reported_value_judges_and_the_letter_class_fix_passes_where_the_model_s_value_failed(strict,

@@ -51,8 +51,8 @@ def reported_value_test(code: str, values: Sequence[str], task: str = "") -> str
     """The model's test ``code`` with each ``assert CALL == EXPECTED`` made ``assert CALL not in (VALUE, ...)``: its
     call, the task's report, when EXPECTED is a literal unlike every reported value and one the ``task`` does not
     state (then it is the task's, not a guess: "double(2) returns 5, and twice 2 is 4"). Its other assertions are
-    dropped (they are the model's guesses too), its other statements kept (they build the call's arguments). None
-    when no assertion is such a comparison."""
+    dropped (they are the model's guesses too), its other statements kept (they build the call's arguments). Only a
+    call on an input the task writes counts. None when no assertion is such a comparison."""
     try:
         tree = ast.parse(code)
         reported = [ast.parse(v, mode="eval").body for v in values]
@@ -64,12 +64,15 @@ def reported_value_test(code: str, values: Sequence[str], task: str = "") -> str
     for test in tests:
         body: list[ast.stmt] = []
         changed = False
+        bound: dict[str, ast.expr] = {}  # what the test's names hold: `text = "Le café ..."`
         for statement in test.body:
             if not isinstance(statement, ast.Assert):
+                if isinstance(statement, ast.Assign):
+                    bound.update((t.id, statement.value) for t in statement.targets if isinstance(t, ast.Name))
                 body.append(statement)
                 continue
             call = _compared_call(statement.test, wrong, task)
-            if call is not None:
+            if call is not None and _on_the_task_s_input(call, bound, task):
                 body.append(ast.Assert(ast.Compare(call, [ast.NotIn()], [ast.Tuple(reported, ast.Load())])))
                 changed = True
         if changed:
@@ -95,6 +98,16 @@ def _compared_call(test: ast.expr, wrong: Sequence[Any], task: str) -> ast.expr 
                 not _stated_in(task, expected):
             return side
     return None
+
+
+def _on_the_task_s_input(call: ast.expr, bound: dict[str, ast.expr], task: str) -> bool:
+    """Whether the call is made on an input the task writes (a constant among its arguments, or in what a name it
+    reads holds): the task reports its value for that input, not for any. Why: for "double(2) returns 5" a model's
+    `double(3) == 9` is no report of 5."""
+    nodes = [*ast.walk(call), *(n for name in ast.walk(call) if isinstance(name, ast.Name) and name.id in bound
+                                for n in ast.walk(bound[name.id]))]
+    return any(_stated_in(task, n.value) for n in nodes if isinstance(n, ast.Constant)
+               and n.value is not None and not isinstance(n.value, bool))
 
 
 def _stated_in(task: str, value: Any) -> bool:

@@ -515,3 +515,24 @@ async def test_a_fix_judged_by_the_model_s_test_alone_is_never_verified(strict, 
     assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()  # the fix stays, said as unverified
     assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
 
+
+
+class CapRecorder(TemperedScript):
+    """Records each request's reply cap (what an adapter sends as `max_tokens`)."""
+
+    def __init__(self, replies):
+        super().__init__(replies)
+        self.caps: list[int | None] = []
+
+    async def chat(self, messages, tools=(), **kwargs):
+        self.caps.append(kwargs.get("max_tokens"))
+        return await super().chat(messages, tools, **kwargs)
+
+
+@pytest.mark.parametrize("engine_cap, asked", [(None, 2048), (4096, 2048), (1000, 1000)])
+async def test_a_trial_s_reply_is_capped_below_the_engine_s_own_cap(strict, shapes, engine_cap, asked):
+    # the lab: two replies to a feature request looped to 4,096 tokens, 497 s each, and changed nothing
+    model = CapRecorder([block("python", REPRO), block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes, max_reply_tokens=engine_cap)
+    await trial_turn(engine, [], TASK, ListSink())
+    assert model.caps == [asked, asked, asked] and engine.last.outcome == "verified"

@@ -386,10 +386,13 @@ class Engine:
                                     f"{self.retry_temperature:g} (it was {was:g})"))
             return await self._ask_once(messages, emit)
 
-    async def _ask_once(self, messages: list[Message], emit: Callable[[Any], None]) -> Reply:
+    async def _ask_once(self, messages: list[Message], emit: Callable[[Any], None], *,
+                        cap: int | None = None) -> Reply:
+        """One reply, at most ``cap`` tokens when given (never more than the engine's own cap)."""
+        limit = self.max_reply_tokens if cap is None else min(cap, self.max_reply_tokens or cap)
         if not self.stream:
-            return await self.model.chat(messages, [], max_tokens=self.max_reply_tokens)
-        async for item in self.model.stream(messages, [], max_tokens=self.max_reply_tokens):
+            return await self.model.chat(messages, [], max_tokens=limit)
+        async for item in self.model.stream(messages, [], max_tokens=limit):
             if isinstance(item, TextDelta):
                 emit(TextStreamed(AGENT, item.text))
             elif isinstance(item, ReplyDone):

@@ -358,38 +358,22 @@ class Trials:
         the model's test: its arguments are the model's."""
         names = self._project.called
         test = left_alone_test(code, names) if names and says_left_alone(self.user) else None
-        if test is None:
-            return None
-        kept, why, _output = await self._run_as_reproduction(path, test)
-        if kept is None:
-            self.emit(Notice("info", f"the model's call, asserted to leave what it is given as it was, is no "
-                                     f"reproduction ({why}): its own test is tried"))
-            return None
-        kept.judge = "a test tomo built on the model's call (the task's property, but the model's arguments)"
-        self.emit(ReproductionKept(path, test, "model"))
-        self.emit(Notice("info", f"reproduction kept: the task says the call leaves what it is given alone; tomo "
-                                 f"wrote {path} from the model's call, asserting that, and it fails before any fix"))
-        return kept
+        return await self._built_test(
+            path, test, "asserted to leave what it is given as it was", ": its own test is tried",
+            f"the task says the call leaves what it is given alone; tomo wrote {path} from the model's call, "
+            "asserting that", judge="a test tomo built on the model's call (the task's property, but the model's "
+                                    "arguments)")
 
     async def _shared_default(self, path: str, code: str) -> Repro | None:
         """When the task's symptom reads as state one object gets from another and the model's test passed: a test
         that two objects its call makes alike share no list, dict or set default (:mod:`tomo.oi.shared_default`),
         kept when it fails now; else None. It counts as the model's test: its arguments are the model's."""
         test = shared_default_test(code, self._code()) if says_shared(self.user) else None
-        if test is None:
-            return None
-        kept, why, _output = await self._run_as_reproduction(path, test)
-        if kept is None:
-            self.emit(Notice("info", f"the model's call, made twice and asserted to share no default, is no "
-                                     f"reproduction ({why})"))
-            return None
-        kept.judge = "a test tomo built on the model's call (that two objects made alike share nothing)"
-        self.emit(ReproductionKept(path, test, "model"))
-        self.emit(Notice("info", f"reproduction kept: the model's test passed, but the task reads as state one "
-                                 f"object gets from another; tomo wrote {path} from the model's call, asserting two "
-                                 "objects made alike share no list, dict or set default, and it fails before any "
-                                 "fix"))
-        return kept
+        return await self._built_test(
+            path, test, "made twice and asserted to share no default", "",
+            f"the model's test passed, but the task reads as state one object gets from another; tomo wrote {path} "
+            "from the model's call, asserting two objects made alike share no list, dict or set default",
+            judge="a test tomo built on the model's call (that two objects made alike share nothing)")
 
     async def _reported_value(self, path: str, code: str) -> Repro | None:
         """When the task reports what the code gives now: the model's test turned into a test that its call no longer
@@ -397,18 +381,24 @@ class Trials:
         (the model's own test is tried). It says nothing of what is right: a fix it passes is never verified."""
         values = reported_values(self.user)
         test = reported_value_test(code, values, self.user) if values else None
+        return await self._built_test(
+            path, test, "asserted not to give what the task reports", ": its own test is tried",
+            f"the model's call gives {' or '.join(values)}, which the task reports, and the model expected otherwise; "
+            f"tomo wrote {path} asserting it gone (the model's expected value is its own guess)", by="reported")
+
+    async def _built_test(self, path: str, test: str | None, asserted: str, then: str, said: str, *,
+                          by: str = "model", judge: str = "") -> Repro | None:
+        """A test tomo built from the model's call (``asserted`` what), run as the reproduction: kept when it fails
+        now by the problem, with who it counts as (``by``) and what judges (``judge``); else None, said."""
         if test is None:
             return None
         kept, why, _output = await self._run_as_reproduction(path, test)
         if kept is None:
-            self.emit(Notice("info", f"the model's call, asserted not to give what the task reports, is no "
-                                     f"reproduction ({why}): its own test is tried"))
+            self.emit(Notice("info", f"the model's call, {asserted}, is no reproduction ({why}){then}"))
             return None
-        kept.by = "reported"
-        self.emit(ReproductionKept(path, test, "reported"))
-        self.emit(Notice("info", f"reproduction kept: the model's call gives {' or '.join(values)}, which the task "
-                                 f"reports, and the model expected otherwise; tomo wrote {path} asserting it gone "
-                                 "(the model's expected value is its own guess), and it fails before any fix"))
+        kept.by, kept.judge = by, judge
+        self.emit(ReproductionKept(path, test, by))
+        self.emit(Notice("info", f"reproduction kept: {said}, and it fails before any fix"))
         return kept
 
     async def _passes_without(self, fix: Sequence[str], path: str) -> bool:

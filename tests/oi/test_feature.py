@@ -332,7 +332,7 @@ async def test_tomo_lays_back_a_function_that_reads_an_undefined_name_and_finish
     sink = ListSink()
     await trial_turn(engine, [], task, sink)
     said = [n.text for n in sink.of(Notice)]
-    assert any(t.startswith("tomo tries 1 ways to finish `join_words`'s `sep`") and
+    assert any(t.startswith("tomo tries 1 way to finish `join_words`'s `sep`") and
                t.endswith("with `label_all` in labels.py as the turn found it") for t in said), said
     assert any(t.startswith("tomo finished the trial's change: '-' -> sep") for t in said), said
     assert (labels / "words.py").read_text() == RIGHT_WORDS
@@ -386,7 +386,7 @@ async def test_tomo_adds_the_parameter_a_trial_passes_on_to_a_function_it_left_u
     sink = ListSink()
     await trial_turn(engine, [], task, sink)
     said = [n.text for n in sink.of(Notice)]
-    assert any(t.startswith("tomo tries 1 ways to finish `label`'s `sep`, passed on to `join_words`, which lacks it: "
+    assert any(t.startswith("tomo tries 1 way to finish `label`'s `sep`, passed on to `join_words`, which lacks it: "
                             "`sep=\"-\"` added to `join_words`, then") for t in said), said
     assert any(t.startswith("tomo finished the trial's change: `sep=\"-\"` added to `join_words`, '-' -> sep")
                for t in said), said

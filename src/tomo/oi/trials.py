@@ -736,7 +736,8 @@ class Trials:
         if ways:
             aside = "; ".join(f"{', '.join(f'`{f}`' for f in functions)} in {where}"
                               for where, functions in self.aside.items())
-            self.emit(Notice("info", f"tomo tries {len(ways)} ways to finish {said}, {why}: " +
+            count = f"{len(ways)} way{'s' if len(ways) > 1 else ''}"
+            self.emit(Notice("info", f"tomo tries {count} to finish {said}, {why}: " +
                                      (f"`{added}` added to `{function}`, then " if added else "") +
                                      "the parameter for each constant equal to its default, or passed on to one "
                                      "call, each judged like a fix" +

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +98,10 @@ def rank_in(repo: Path, task: str, **weights: Any) -> Pack:
             return rank(graph, retrieval, task, weights=Weights(**weights))
         finally:
             retrieval.close()
+
+
+def run_pytest(root: Path, name: str, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` written as tests/``name`` under ``root`` and run by real pytest there."""
+    (root / "tests" / name).write_text(code)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{name}"],
+                          cwd=root, capture_output=True, text=True, timeout=120)

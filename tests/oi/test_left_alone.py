@@ -7,12 +7,11 @@ the copy scales the recipe. Qwen 1.5B's test asserted a scaled amount and got th
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from oi.oi_support import run_pytest
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -84,12 +83,6 @@ def test_the_task_s_words_say_whether_a_call_must_leave_its_input_alone():
     assert says_left_alone("Sort them without modifying the input, please.")
     assert not says_left_alone("Copy the file to the backup folder and leave a comment.")
     assert not says_left_alone("scale() returns 400 g for 8 people, but it should give 400 g.")
-
-
-def run_pytest(root: Path, name: str, code: str) -> subprocess.CompletedProcess[str]:
-    (root / "tests" / name).write_text(code)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{name}"],
-                          cwd=root, capture_output=True, text=True, timeout=120)
 
 
 def test_the_model_s_call_becomes_a_test_that_fails_on_the_bug_and_passes_on_the_fix(pantry: Path):

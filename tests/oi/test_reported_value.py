@@ -8,12 +8,11 @@ test made the right call and expected `[("caf", 3), ("le", 2)]`, which no fix gi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from oi.oi_support import run_pytest
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -66,20 +65,14 @@ def test_the_values_a_task_reports_are_what_the_code_gives_now_not_what_it_shoul
     assert reported_values("Add is_newer(a, b) that returns True only when a is newer.") == []  # a rule
 
 
-def run_pytest(root: Path, code: str) -> subprocess.CompletedProcess[str]:
-    (root / "tests" / "test_reported.py").write_text(code)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_reported.py"],
-                          cwd=root, capture_output=True, text=True, timeout=120)
-
-
 def test_the_model_s_call_asserted_not_to_give_the_reported_value_fails_on_the_bug_and_passes_on_the_fix(sidebar):
     test = reported_value_test(MODEL_TEST, reported_values(TASK), TASK)
     assert test is not None and "text = 'Le café et le thé. Café!'" in test
     assert "assert top_words(text, 2) not in ([('caf', 2), ('le', 2)],)" in test
     assert "caf', 3" not in test and "len(text)" not in test  # the model's guesses are gone
-    assert run_pytest(sidebar, test).returncode == 1
+    assert run_pytest(sidebar, "test_reported.py", test).returncode == 1
     (sidebar / "textstats.py").write_text(TEXTSTATS.replace("[a-z]", r"[^\W\d_]"))
-    assert run_pytest(sidebar, test).returncode == 0
+    assert run_pytest(sidebar, "test_reported.py", test).returncode == 0
 
 
 def test_a_model_test_that_expects_the_reported_value_or_compares_no_call_is_left_as_it_is():

@@ -7,12 +7,11 @@ cart created empty shares one dict. Qwen 1.5B's three tests built one cart and c
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from oi.oi_support import run_pytest
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -65,21 +64,15 @@ def test_the_task_s_words_say_whether_one_object_gets_another_s_state():
     assert not says_shared("Customers are charged twice for one mug. Please fix it.")
 
 
-def run_pytest(root: Path, code: str) -> subprocess.CompletedProcess[str]:
-    (root / "tests" / "test_shared.py").write_text(code)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_shared.py"],
-                          cwd=root, capture_output=True, text=True, timeout=120)
-
-
 def test_the_model_s_call_made_twice_fails_on_the_shared_default_and_passes_when_each_builds_its_own(shop):
     test = shared_default_test(MODEL_TEST, {"shop.py": CART})
     assert test is not None and "first = Cart('bob')\n    second = Cart('bob')" in test
     assert "assert first.lines is not second.lines" in test and "coupons" not in test  # coupons are copied
-    failed = run_pytest(shop, test)
+    failed = run_pytest(shop, "test_shared.py", test)
     assert failed.returncode == 1 and "share one lines" in failed.stdout
     (shop / "shop.py").write_text(CART.replace("lines={}", "lines=None").replace(
         "self.lines = lines", "self.lines = lines\n        if lines is None:\n            self.lines = {}"))
-    assert run_pytest(shop, test).returncode == 0
+    assert run_pytest(shop, "test_shared.py", test).returncode == 0
 
 
 def test_a_call_that_passes_its_own_value_or_arguments_tomo_cannot_copy_is_no_such_test():

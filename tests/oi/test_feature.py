@@ -376,7 +376,7 @@ def test_a_keyword_passed_on_to_a_function_that_lacks_it_is_found_and_the_parame
 
 async def test_tomo_adds_the_parameter_a_trial_passes_on_to_a_function_it_left_unchanged_and_finishes_it(strict,
                                                                                                          labels):
-    # the lab's slug task: `permalink` passed `separator` on to `slugify` in nine replies of eleven, and `slugify`
+    # the lab's slug task: `permalink` passed `separator` on to `slugify` in six replies of eleven, and `slugify`
     # came back unchanged (or as the example's placeholder) every time after the first
     task = SEP_TASK + " join_words(['A', 'b'], sep='_') should give 'a_b'."
     second = ("from words import join_words\n\n\ndef test_default():\n"

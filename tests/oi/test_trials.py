@@ -531,7 +531,7 @@ class CapRecorder(TemperedScript):
 
 @pytest.mark.parametrize("engine_cap, asked", [(None, 2048), (4096, 2048), (1000, 1000)])
 async def test_a_trial_s_reply_is_capped_below_the_engine_s_own_cap(strict, shapes, engine_cap, asked):
-    # the lab: two replies to a feature request looped to 4,096 tokens, 497 s each, and changed nothing
+    # the lab: two replies to a feature request looped to 4,096 tokens (497 s, 590 s) and changed nothing
     model = CapRecorder([block("python", REPRO), block("python shapes.py", RIGHT), block("python", SECOND)])
     engine = engine_for(model, strict, shapes, max_reply_tokens=engine_cap)
     await trial_turn(engine, [], TASK, ListSink())

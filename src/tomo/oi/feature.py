@@ -244,7 +244,7 @@ def missing_keywords(sources: Mapping[str, str], changed: Iterable[str]) -> list
     """The calls in ``changed`` files that pass a function's own parameter on by keyword (`slugify(title,
     separator=separator)` in `permalink(..., separator: str = "-")`) to a top-level function of the project that
     takes no such keyword: the other half of a feature, which the callee's file lacks. Why: asked to add
-    `separator` to both, Qwen 1.5B wrote `permalink` right in nine replies of eleven and never again gave `slugify`
+    `separator` to both, Qwen 1.5B wrote `permalink` right in six replies of eleven and never again gave `slugify`
     the parameter; what is left is mechanical (:func:`widened`, then :func:`completions`), and the task's examples
     and the check judge it."""
     found: dict[tuple[str, str, str], Widening] = {}

@@ -109,9 +109,9 @@ DIFF_LINES = 40
 """The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
 TRIAL_REPLY_TOKENS = 2048
-"""One trial reply's cap. Measured (Qwen 1.5B, 402 replies to trials' requests in the lab): median 127 tokens, 99th
-percentile 1,288, the longest useful 1,595; two replies ran to the engine's 4,096 in a loop, 497 s each on 2 cores,
-more than half a task's budget, and changed nothing."""
+"""One trial reply's cap. Measured (Qwen 1.5B, 402 model replies in the lab's transcripts): median 127 tokens, 99th
+percentile 1,288, the longest below the cap 1,595; two replies ran to the engine's 4,096 in a loop (497 s and 590 s
+on 2 cores, more than half a task's budget) and changed nothing."""
 PASSES = "it passes, so it does not show the problem"
 """Why a test that passes before any fix is no reproduction."""
 _TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"

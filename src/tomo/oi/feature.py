@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from tomo.oi.mutants import Mutant, parses
+from tomo.oi.mutants import Mutant, defaults_of, parses
 from tomo.oi.stated import replace_nodes, source_of
 from tomo.prism.splice import SpliceError, splice_python
 
@@ -322,7 +322,7 @@ def _defined_functions(text: str) -> set[str]:
 def _declared(text: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """A function's parameters with a default, as its source declares them (name -> `name: str = "-"`)."""
     return {a.arg: f"{source_of(text, a)} = {source_of(text, d)}" if a.annotation else
-            f"{a.arg}={source_of(text, d)}" for a, d in _defaults(node)}
+            f"{a.arg}={source_of(text, d)}" for a, d in defaults_of(node)}
 
 
 def set_outside_init(text: str, names: Collection[str]) -> list[Fault]:
@@ -392,15 +392,7 @@ def _self_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[st
 
 def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Constant | None:
     """The constant default of ``param``, if it has one."""
-    return next((d for a, d in _defaults(node) if a.arg == param and isinstance(d, ast.Constant)), None)
-
-
-def _defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr]]:
-    """A function's parameters that have a default, with it."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
-    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    return next((d for a, d in defaults_of(node) if a.arg == param and isinstance(d, ast.Constant)), None)
 
 
 def _is_docstring(node: ast.stmt) -> bool:

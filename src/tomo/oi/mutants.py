@@ -177,9 +177,7 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
     for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not _ran_body(node, lines):
             continue
-        arguments = [*node.args.posonlyargs, *node.args.args]
-        pairs = [*zip(arguments[len(arguments) - len(node.args.defaults):], node.args.defaults, strict=True),
-                 *((a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d is not None)]
+        pairs = defaults_of(node)
         first = node.body[0]
         documented = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
             isinstance(first.value.value, str) and len(node.body) > 1
@@ -275,6 +273,14 @@ def _immutable(node: ast.expr) -> bool:
     if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp | ast.Constant | ast.JoinedStr):
         return True
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _IMMUTABLE_CALLS
+
+
+def defaults_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr]]:
+    """A function's parameters that have a default, each with it (positional ones, then keyword-only)."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
 
 
 def mutable_literal(node: ast.expr) -> bool:

@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Mapping
 
-from tomo.oi.mutants import mutable_literal
+from tomo.oi.mutants import defaults_of, mutable_literal
 
 _SHARED = re.compile(
     r"\b(?:someone\s+else|somebody\s+else|another\s+(?:user|customer|account|session|object|instance)|"
@@ -70,12 +70,9 @@ def _stored_defaults(sources: Mapping[str, str]) -> dict[str, list[tuple[int | N
             init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
             if init is None or not init.args.args:
                 continue
-            args = init.args
-            positional = [*args.posonlyargs, *args.args]
-            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
-                     *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
+            positional = [*init.args.posonlyargs, *init.args.args]
             me = positional[0].arg
-            for arg, default in pairs:
+            for arg, default in defaults_of(init):
                 if not mutable_literal(default):
                     continue
                 place = positional.index(arg) - 1 if arg in positional else None  # keyword-only: None

@@ -18,7 +18,9 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from tomo.events import BlockStarted, ListSink, Notice, ReproductionKept
 from tomo.oi.engine import Engine
-from tomo.oi.trials import Repro, _repeated_calls, fix_request, reproduce_request, runs_pytest, trial_turn
+from tomo.oi.repro_checks import repeated_calls
+from tomo.oi.trial_requests import Repro, fix_request, reproduce_request
+from tomo.oi.trials import runs_pytest, trial_turn
 
 SHAPES = '''\
 def add(a, b):
@@ -419,11 +421,11 @@ async def test_a_second_test_that_passes_without_the_fix_too_leaves_it_unverifie
 
 def test_a_second_test_repeats_the_first_only_when_every_call_it_makes_is_one_the_first_makes():
     first = "def test_a():\n    assert parse('1h 30m') == 5400\n    assert len(parse('2h')) == 1\n"
-    assert _repeated_calls('def test_b():\n    assert parse("1h 30m") == 90 * 60\n', first) == ["parse('1h 30m')"]
-    assert _repeated_calls("def test_b():\n    assert parse('1h 30m') == parse('90m')\n", first) == []  # new
-    assert _repeated_calls("import pytest\n\n\ndef test_b():\n    with pytest.raises(ValueError):\n"
+    assert repeated_calls('def test_b():\n    assert parse("1h 30m") == 90 * 60\n', first) == ["parse('1h 30m')"]
+    assert repeated_calls("def test_b():\n    assert parse('1h 30m') == parse('90m')\n", first) == []  # new
+    assert repeated_calls("import pytest\n\n\ndef test_b():\n    with pytest.raises(ValueError):\n"
                            "        parse('2h')\n", first) == ["parse('2h')"]  # pytest's own call not counted
-    assert _repeated_calls("def test_b():\n    assert True\n", first) == []  # nothing to compare
+    assert repeated_calls("def test_b():\n    assert True\n", first) == []  # nothing to compare
 
 
 async def test_a_trial_that_edits_the_reproduction_is_not_laid_in(strict, shapes):

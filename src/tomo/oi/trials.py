@@ -36,9 +36,8 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from tomo.errors import ModelError
@@ -81,7 +80,6 @@ from tomo.oi.gates import TurnGates, is_test_path
 from tomo.oi.left_alone import left_alone_test, says_left_alone
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
-from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import (
     ProjectTest,
     example_calling,
@@ -91,9 +89,38 @@ from tomo.oi.project_tests import (
 )
 from tomo.oi.prompts import system_prompt
 from tomo.oi.reported_value import reported_value_test, reported_values
+from tomo.oi.repro_checks import (
+    IDENTIFIER,
+    MISSING_NAME,
+    PASSES,
+    bindings,
+    defined_names,
+    first_python,
+    has_ellipsis,
+    imports_in_tests,
+    imports_of,
+    module_of,
+    not_a_test,
+    not_failing_by_the_problem,
+    placeholder_path,
+    repeated_calls,
+    unbound,
+)
 from tomo.oi.shared_default import says_shared, shared_default_test
 from tomo.oi.stated import Example, as_stated, reported_examples, stated_examples, stated_test
 from tomo.oi.suspects import Definition, definitions, suspects
+from tomo.oi.trial_requests import (
+    FAILURE_CHARS,
+    Repro,
+    earlier_fix,
+    fenced,
+    fix_request,
+    line_request,
+    listed,
+    reproduce_request,
+    reproduced,
+    tail,
+)
 
 REPRO_TRIES = 3
 """Requests for a reproduction before the trials go on without one (judged by the project's check alone)."""
@@ -103,8 +130,6 @@ MAX_HEAT = 1.2
 """The hottest a trial is sampled: hotter, a 1.5B model's code stops parsing more often than it changes."""
 LINE_SAMPLES = 3
 """Replies to one line-form request at most, while they change nothing new (:meth:`Trials._line_trial`)."""
-FAILURE_CHARS = 1500
-"""How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
 DIFF_LINES = 40
 """The longest diff of a failed trial the next one reads."""
 REPRO_NAME = "test_tomo_repro.py"
@@ -112,28 +137,6 @@ TRIAL_REPLY_TOKENS = 2048
 """One trial reply's cap. Measured (Qwen 1.5B, 402 model replies in the lab's transcripts): median 127 tokens, 99th
 percentile 1,288, the longest below the cap 1,595; two replies ran to the engine's 4,096 in a loop (497 s and 590 s
 on 2 cores, more than half a task's budget) and changed nothing."""
-PASSES = "it passes, so it does not show the problem"
-"""Why a test that passes before any fix is no reproduction."""
-_TEST_OWN_FAULT = re.compile(r"\b(NameError|ModuleNotFoundError|SyntaxError|IndentationError)\b|"
-                             r"fixture '[^']+' not found|ImportError(?!: cannot import name)|"
-                             r"missing \d+ required (?:positional|keyword-only) argument")
-_MISSING = re.compile(r"(?:cannot import name|has no attribute|unexpected keyword argument) '(?P<name>\w+)'")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-# a frame whose line is a `raise` statement, the exception it raised and where: pytest's --tb=short, then its long
-# form (the default: the frame's source, `>` at the raise, E lines, then `path.py:N: ExceptionName`)
-_ERROR = r"E[ \t]+(?P<error>(?:[A-Za-z_][\w.]*\.)?(?P<name>[A-Za-z_]\w*)\b[^\n]*)"
-_RAISE_FRAMES = (
-    re.compile(r"^(?P<where>[^\s:][^:\n]*\.py):\d+: in [^\n]+\n[ \t]+raise\b[^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?"
-               + _ERROR, re.MULTILINE),
-    re.compile(r"^>[ \t]+raise\b[^\n]*\n" + _ERROR + r"\n(?:E[^\n]*\n)*\n(?P<where>[^\s:][^:\n]*\.py):\d+: \w",
-               re.MULTILINE),
-)
-_FILE_NAME_LINE = re.compile(r"(?:#\s*)?[\w.-]+(?:/[\w.-]+)*\.py:?")
-_QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
-_PLACEHOLDER_PATH = re.compile(r"(?:^|/)path/to/|\byour[_-]?(?:file|path|dir|folder)\b", re.IGNORECASE)
-_NO_SUCH_FILE = re.compile(r"^E\s+(FileNotFoundError: [^\n]*)", re.MULTILINE)
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
-_RAISED = re.compile(r"^E\s+((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE)
 
 
 STRATEGIES = ("conversation", "trials")
@@ -151,21 +154,6 @@ class _TestContext(NamedTuple):
     called: list[str]  # the project's functions the task calls
     subject: tuple[str, str] | None  # (module, name) the example imports and calls
     example: str  # the project's shortest test that calls it
-
-
-@dataclass(slots=True)
-class Repro:
-    """What judges the trials: a command that failed at the start (``path``: the test tomo wrote, or None when the
-    project's own check was already failing) and what it printed then."""
-
-    command: str
-    output: str
-    path: str | None = None
-    code: str = ""
-    guards: list[tuple[str, str]] = field(default_factory=list)  # (path, code) of second tests a fix must pass too
-    by: str = "model"  # who wrote it: model, task (its own examples), reported (a result the task calls wrong) or
-    # project (its failing tests)
-    judge: str = ""  # what it is, in a doubt's words, when "a test the model wrote" would not say it
 
 
 class Trials:
@@ -205,7 +193,7 @@ class Trials:
     async def run(self, task: str, baseline: set[str] | None) -> None:
         self.asked = asked_for(self.user, self._sources())
         if self.asked:
-            self.emit(Notice("info", f"a feature: the task asks for {_listed(self.asked)}, which the code does not "
+            self.emit(Notice("info", f"a feature: the task asks for {listed(self.asked)}, which the code does not "
                                      "have yet. tomo shows the files it touches and asks for the whole change at "
                                      "once; each trial must add every one of them"))
         repro = await self._reproduce(task, baseline)
@@ -261,7 +249,7 @@ class Trials:
             by, examples = "reported", self._runnable(reported_examples(self.user))
         if not examples:
             return None
-        code, why = self._prepared(_fenced(stated_test(examples)))
+        code, why = self._prepared(fenced(stated_test(examples)))
         if not why:
             repro, why, _output = await self._run_as_reproduction(path, code, by_model=False)
             if repro is not None:
@@ -277,7 +265,7 @@ class Trials:
 
     def _runnable(self, examples: Sequence[Example]) -> list[Example]:
         """The examples whose test tomo can write (each alone: one on an undefined object drops only itself)."""
-        return [e for e in examples if not self._prepared(_fenced(stated_test([e])), quiet=True)[1]]
+        return [e for e in examples if not self._prepared(fenced(stated_test([e])), quiet=True)[1]]
 
     async def _run_as_reproduction(self, path: str, code: str, *,
                                    by_model: bool = True) -> tuple[Repro | None, str, str]:
@@ -287,7 +275,7 @@ class Trials:
         command = self._write_test(path, code)
         output = await self._watched(command)
         last = self.gates.checks[-1]
-        why = _not_failing_by_the_problem(last.exit_code, output, self.user, refusals=by_model)
+        why = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=by_model)
         if why:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)
@@ -419,7 +407,7 @@ class Trials:
 
     def _test_sources(self, ids: Sequence[str]) -> str:
         """The source of the project's tests ``ids`` (``path::name``, ``path::Class::name[case]``): what its failing
-        check asserts, for :func:`_repeated_calls`."""
+        check asserts, for :func:`repeated_calls`."""
         found: list[str] = []
         for test_id in ids:
             path, _, rest = test_id.partition("::")
@@ -444,7 +432,7 @@ class Trials:
         tests = read_tests(self.engine.root)
         called = self._called()
         subject = self._subject(called)
-        return _TestContext(tests, _test_imports(tests), called, subject,
+        return _TestContext(tests, imports_in_tests(tests), called, subject,
                             example_calling(tests, subject[1]) if subject else "")
 
     def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None) -> str:
@@ -456,8 +444,8 @@ class Trials:
         why it is no test to run ('' when it is one). ``quiet``: the repairs are not announced (a trial run)."""
         emit = (lambda _event: None) if quiet else self.emit
         tests, imports = self._project.tests, self._project.imports
-        code = _first_python(reply)
-        why = _not_a_test(code)
+        code = first_python(reply)
+        why = not_a_test(code)
         if why:
             return code, why
         code, asked = with_pytest_fixtures(code)
@@ -473,17 +461,17 @@ class Trials:
         if fixtures:
             code = "\n\n\n".join(fixtures) + "\n\n\n" + code
             emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
-                                + ", ".join(_defined_names(fixtures))))
+                                + ", ".join(defined_names(fixtures))))
         code, added = self._with_imports(code, imports)
         if added:
             emit(Notice("info", "tomo added the imports the test used without writing them: " + "; ".join(added)))
-        unknown = sorted(_unbound(ast.parse(code)))
+        unknown = sorted(unbound(ast.parse(code)))
         if unknown:
             return code, (f"it uses {', '.join(f'`{n}`' for n in unknown[:4])}, which nothing defines: write the real "
                           "values")
-        if _has_ellipsis(code):
+        if has_ellipsis(code):
             return code, "it passes `...` where a value belongs: write the real values"
-        placeholder = _placeholder_path(code)
+        placeholder = placeholder_path(code)
         if placeholder:
             return code, (f"it reads {placeholder!r}, an example's placeholder, not a file: a test writes the files "
                           "it reads (pytest's tmp_path) and passes their paths")
@@ -528,7 +516,7 @@ class Trials:
         last = self.gates.checks[-1]
         # no `refusals` here: a second test the code refuses would leave the verdict to the first test, and the
         # lab's first tests are often wrong; putting the fix back is the side that never claims too much
-        why = _not_failing_by_the_problem(last.exit_code, output, self.user)
+        why = not_failing_by_the_problem(last.exit_code, output, self.user)
         if last.green and weak and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
                         f"checked once, {_judged_by(repro)}")
@@ -540,7 +528,7 @@ class Trials:
             said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))
-            repeated = _repeated_calls(code, repro.code) if last.green and weak else []
+            repeated = repeated_calls(code, repro.code) if last.green and weak else []
             if repeated:  # the lab: `parse_duration("1h 30m")` again, after a fix that broke what the task means
                 self._doubt(f"the second test only repeats the first one's {', '.join(f'`{c}`' for c in repeated)}, "
                             f"so the fix is checked once, {_judged_by(repro)}")
@@ -551,7 +539,7 @@ class Trials:
         self.emit(ReproductionKept(path, code, "second"))
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
                                     f"{path} judges the next trials with {repro.path}"))
-        self.failed = (self._diff(fix), _tail(output, FAILURE_CHARS))
+        self.failed = (self._diff(fix), tail(output, FAILURE_CHARS))
         self._put_back(fix)
         repro.guards.append((path, code))
         return False
@@ -605,7 +593,7 @@ class Trials:
         if passed:
             self.held = {}  # part of the fix now
             return True
-        self.failed = (self._diff(changed), _tail(reports[-1], FAILURE_CHARS))
+        self.failed = (self._diff(changed), tail(reports[-1], FAILURE_CHARS))
         kept = self._holdable(changed, faulty) if fault else {}
         back = [p for p in dict.fromkeys([*changed, *self.held]) if p not in kept]
         parts = [f"{p} (but {', '.join(f'`{f}`' for f in faulty[p])}, as the turn found it)" if faulty.get(p)
@@ -806,8 +794,8 @@ class Trials:
         are now (a failed trial was put back)."""
         files = shown(self.engine.root, touched(self.user, self._code()), self.user)
         files.sort(key=lambda f: f[0] in self.held)  # what is still to write first: the reply's example names it
-        return feature_request(task, files, self.asked, stated=_reproduced(repro).strip(),
-                               failed=_earlier_fix(self.failed).strip(), kept=list(self.held))
+        return feature_request(task, files, self.asked, stated=reproduced(repro).strip(),
+                               failed=earlier_fix(self.failed).strip(), kept=list(self.held))
 
     def _half_written(self, changed: Sequence[str]) -> tuple[str, str, dict[str, list[str]]]:
         """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
@@ -1033,7 +1021,7 @@ class Trials:
     def _localise(self, repro: Repro) -> None:
         """The suspects of a reproduction that fails inside the code (:mod:`tomo.oi.suspects`). None for a missing
         feature (`has no attribute 'cancel'`): what ran then is the code around the gap, not the place to fill it."""
-        if _MISSING.search(repro.output) or self._new_names():
+        if MISSING_NAME.search(repro.output) or self._new_names():
             return
         tested = self._tested(repro) or self.engine._target()
         preferred = [tested] if tested else []
@@ -1055,7 +1043,7 @@ class Trials:
         homes = self.engine._homes(words)
         root = self.engine.root
         imported = {name for rel in self.gates.baseline.hashes if rel.endswith(".py")
-                    for line in _imports_of(root / rel) for name in _bindings(line)}  # `date` is no new name
+                    for line in imports_of(root / rel) for name in bindings(line)}  # `date` is no new name
         return [w for w in words if not homes.get(w) and w not in imported]
 
     def _focus(self) -> tuple[Definition | None, bool]:
@@ -1107,7 +1095,7 @@ class Trials:
     def _named(self) -> list[tuple[str, str]]:
         """(path, qualified name) of the project's functions and methods the task names by name (`read_column`,
         `main`), in the files it names, else in every module: what a change the task asks for should run."""
-        words = set(_IDENTIFIER.findall(self.user))
+        words = set(IDENTIFIER.findall(self.user))
         modules = self._modules()
         named = [p for p in modules if p in self.user or re.search(rf"(?<![\w/.]){re.escape(Path(p).name)}\b",
                                                                    self.user)]
@@ -1147,12 +1135,12 @@ class Trials:
         homes = self.engine._homes(list(called)) if called else {}
         for name in called:
             paths = sorted(set(homes.get(name, [])))
-            module = _module_of(paths[0]) if len(paths) == 1 else None
+            module = module_of(paths[0]) if len(paths) == 1 else None
             if module:
                 return module, name
         for key in self.engine._targets:
             path, _, qual = key.partition("::")
-            module = _module_of(path)
+            module = module_of(path)
             if module and qual:
                 return module, qual.split(".")[0]
         return None
@@ -1170,20 +1158,20 @@ class Trials:
         1.5B's reproductions failed on `NameError: name 'Path' is not defined` more often than on anything else.
         ``pytest`` is always known."""
         tree = ast.parse(code)
-        missing = _unbound(tree)
+        missing = unbound(tree)
         if not missing:
             return code, []
         homes = self.engine._homes(sorted(missing))
         defined: dict[str, str] = {}
         for name, paths in homes.items():
-            modules = {_module_of(p) for p in paths} - {None}
+            modules = {module_of(p) for p in paths} - {None}
             if len(set(paths)) == 1 and len(modules) == 1:
                 defined[name] = f"from {modules.pop()} import {name}"
         sources = [self.engine.root / p for p in sorted({p for ps in homes.values() for p in ps})]
         known: dict[str, str] = {}
         for line in [*test_imports, *self._module_imports(tree),
-                     *(line for path in sources for line in _imports_of(path))]:
-            for name, statement in _bindings(line).items():
+                     *(line for path in sources for line in imports_of(path))]:
+            for name, statement in bindings(line).items():
                 known.setdefault(name, statement)
         known.setdefault("pytest", "import pytest")  # trials run pytest, so it is there even if no test imports it
         known.update(defined)
@@ -1196,7 +1184,7 @@ class Trials:
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 path = self.engine.root / (node.module.replace(".", "/") + ".py")
-                found += _imports_of(path)
+                found += imports_of(path)
         return found
 
     def _diff(self, paths: Sequence[str]) -> str:
@@ -1275,312 +1263,7 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
     return new
 
 
-# ---- what the model reads -------------------------------------------------------------------------------------
-
-
-def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = (),
-                      earlier: tuple[str, str] | None = None, subject: tuple[str, str] | None = None,
-                      example: str = "") -> str:
-    """``subject``: (module, name) the example imports and calls, the project's own (Qwen 1.5B copied a placeholder
-    example's `from module import function` word for word, three times)."""
-    how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
-           if imports else "")
-    if called:
-        names = ", ".join(f"`{n}`" for n in called)
-        how += (f"The task's example calls {names}: the test calls {'it' if len(called) == 1 else 'them'} with the "
-                "same arguments.\n")
-    module, name = subject or ("module", "function")
-    if example:
-        how += f"One of the project's tests calls `{name}` like this:\n```python\n{example}\n```\n"
-    if earlier is not None:
-        how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]}\n"
-    return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
-            "of the problem described, and will pass once it is fixed. When the task gives an example (a call and "
-            "the result it should have), use exactly that call, and assert the result the task says is right, not "
-            "the one it gets now. When the task gives no exact result, assert what it does say (a property it states, "
-            "such as a total or an order), not a value you worked out yourself. When the task asks for several "
-            "things, the test checks each of them. If the code reads a file, the test writes one first, under "
-            "pytest's `tmp_path`. Do not fix anything yet.\n"
-            f"{how}Reply with one block, labeled with the test's file:\n```python {path}\n"
-            f"from {module} import {name}\n\n\ndef test_the_problem():\n    <call {name} as the task says, and assert "
-            "the right result>\n```")
-
-
-def fix_request(task: str, repro: Repro | None, target: tuple[str, str] | None,
-                failed: tuple[str, str] | None = None, *, is_class: bool = False,
-                focus: tuple[str, str, str] | None = None, unchanged: bool = False) -> str:
-    """``focus``: (path, name, code) of a definition the failing test ran, shown in full as the likely place of the
-    fix; ``unchanged``: the last trial gave the code back as it was (Qwen 1.5B did so five times in a row)."""
-    if focus is not None:
-        header = next((line for line in focus[2].splitlines() if line.lstrip().startswith(("def ", "async def "))),
-                      f"def {focus[1].rsplit('.', 1)[-1]}(...):")
-        indent = header[:len(header) - len(header.lstrip())]
-        where = f"```python {focus[0]}\n{header}\n{indent}    <every line of the corrected definition>\n```"
-    elif target is None:
-        where = "```python path/to/module.py\ndef the_function(...):\n    <every line of it>\n```"
-    elif is_class:
-        where = (f"```python {target[0]}\nclass {target[1]}:\n    def the_method(self, ...):\n        <every line of "
-                 "the corrected method>\n```\n(the methods you leave out stay as they are)")
-    else:
-        where = f"```python {target[0]}\ndef {target[1]}(...):\n    <every line of the corrected definition>\n```"
-    shown = _reproduced(repro)
-    if focus is not None:
-        shown += (f"\n\nThe failing test ran `{focus[1]}`; the fix may well go here (or in a name it uses):\n"
-                  f"```python {focus[0]}\n{focus[2].rstrip()}\n```")
-    if unchanged:
-        shown += ("\n\nThe last answer gave the code back exactly as it is now, and that code fails the test: "
-                  "change the line that makes it fail.")
-    shown += _earlier_fix(failed)
-    return (f"{task}{shown}\n\nFix the code so that the test passes. Reply with the complete corrected definition "
-            "(every line of the function or class that must change; change only what the problem needs), in a "
-            f"block labeled with its file, for example\n{where}\nDo not change the tests.")
-
-
-def line_request(task: str, repro: Repro | None, names: Sequence[str], view: str,
-                 failed: tuple[str, str] | None = None, *, unchanged: bool = False) -> str:
-    """A trial that asks for the wrong line(s) alone (:mod:`tomo.oi.line_fix`), in the failing test's ``names`` of
-    one file, shown together: the lab saw Qwen 1.5B, shown `convert`, write the fix of `to_celsius` (the function
-    it calls) on a line of `convert`."""
-    shown = _reproduced(repro)
-    if unchanged:
-        shown += "\n\nThe last answer changed nothing, and the code as it is fails the test."
-    shown += _earlier_fix(failed)
-    ran = ", ".join(f"`{name}`" for name in names)
-    here = "Here it is with its" if len(names) == 1 else "Here they are with their"
-    return (f"{task}{shown}\n\nThe failing test ran {ran}. {here} line numbers in the file:\n```\n"
-            f"{view}\n```\nA bug like this is most often one wrong line: a comparison, an off-by-one, a wrong "
-            "operator or value. First say in one short sentence which line is wrong and why. Then reply with the "
-            "corrected line, written as its number, a colon and the whole new line as it must be (more lines only if "
-            "they are wrong too), in one block, for example:\n```\n"
-            f"{_middle_number(view)}: <the whole corrected line>\n```\n"
-            "Do not change the tests.")
-
-
 # ---- helpers ----------------------------------------------------------------------------------------------
-
-
-def _reproduced(repro: Repro | None) -> str:
-    """What a trial request shows of the reproduction: the test the model wrote (none when the project's failing
-    tests are the reproduction), its failing output, and any second test a fix must pass too."""
-    if repro is None:
-        return ""
-    test = f"```python {repro.path}\n{repro.code.rstrip()}\n```\n" if repro.path else ""
-    shown = (f"\n\nThis test reproduces the problem:\n{test}It fails now:\n```\n"
-             f"{_tail(repro.output, FAILURE_CHARS)}\n```")
-    for path, code in repro.guards:
-        shown += f"\nA fix must pass this second test too:\n```python {path}\n{code.rstrip()}\n```"
-    return shown
-
-
-def _earlier_fix(failed: tuple[str, str] | None) -> str:
-    """The last failed trial's diff and what it gave, for the next request."""
-    if failed is None:
-        return ""
-    return (f"\n\nAn earlier fix did not work. It changed:\n```diff\n{failed[0]}\n```\nand then:\n```\n"
-            f"{failed[1]}\n```\nWrite a different fix.")
-
-
-def _listed(names: Sequence[str]) -> str:
-    return ", ".join(f"`{name}`" for name in names)
-
-
-def _middle_number(view: str) -> int:
-    """A line number of ``view`` for the example (its middle line: the example must not point at the likely bug)."""
-    numbers = [int(line.split(":", 1)[0]) for line in view.splitlines()]
-    return numbers[len(numbers) // 2]
-
-
-def _fenced(code: str) -> str:
-    return f"```python\n{code}```\n"
-
-
-def _first_python(text: str) -> str:
-    """The code of the reply's first python block, without a first line that only names a .py file: Qwen 1.5B wrote
-    the test's path as the block's first line (```` ```python\ntests/test_tomo_repro.py ````), a NameError."""
-    for block in extract(text).blocks:
-        if block.runner == "python" and block.code.strip():
-            first, _, rest = block.code.lstrip("\n").partition("\n")
-            return rest if _FILE_NAME_LINE.fullmatch(first.strip()) else block.code
-    return ""
-
-
-def _not_a_test(code: str) -> str:
-    """Why ``code`` cannot be a reproduction ('' when it can)."""
-    if not code.strip():
-        return "the reply has no ```python block"
-    try:
-        tree = ast.parse(code)
-    except SyntaxError as exc:
-        return f"the test does not parse (line {exc.lineno}: {exc.msg})"
-    if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body):
-        return "the block defines no test function (a `def test_...():` at the top level)"
-    return ""
-
-
-def _not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, refusals: bool = False) -> str:
-    """Why a reproduction's run does not show the problem ('' when it does). It must fail in a test (pytest exit 1),
-    and not by its own mistake: a name nothing defines, a module that does not exist, a syntax error. A missing
-    attribute, keyword or importable name is the problem only when the task names it (a feature asked for:
-    ``Order.cancel``); otherwise the test made it up (the lab saw ``cart.total(cart.prices)``). A name the task asks
-    for that cannot be imported yet fails at collection (pytest exit 2), and that counts too.
-
-    With ``refusals`` (a first reproduction), also an input the code refuses (:func:`_refused`)."""
-    if exit_code == 0:
-        return PASSES
-    asked = set(_IDENTIFIER.findall(task))
-    for match in _MISSING.finditer(output):
-        name = match.group("name")
-        if name not in asked:
-            return (f"it fails by its own mistake ({match.group(0)}: the task names no `{name}`), not because of "
-                    "the problem")
-    if exit_code == 2 and any(m.group("name") in asked for m in _MISSING.finditer(output)):
-        return ""
-    if exit_code != 1 or not failed_tests(output):
-        return f"pytest could not run it as a test (exit {exit_code})"
-    fault = _TEST_OWN_FAULT.search(output)
-    if fault:
-        return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
-    refused = _refused(output, task) if refusals else ""
-    if refused:
-        return refused
-    error = reported_error(task)
-    raised = [m[1] for m in _RAISED.finditer(output)]
-    other = [r for r in raised if not r.startswith("AssertionError")]  # an assertion checks a result: it may stand
-    if error and other and not any(_shape(r) == _shape(error) for r in raised):
-        return (f"the task's traceback ends in `{error}`, and the test raised `{other[0][:80]}` instead, so it shows "
-                "another failure")
-    return ""
-
-
-def _refused(output: str, task: str) -> str:
-    """Why a test fails by what it gave the code rather than by the problem ('' if not): an exception a `raise`
-    statement outside the tests throws on purpose, or a file that does not exist, when the task names neither.
-
-    Measured: of 60 tests Qwen 1.5B wrote and tomo kept in eleven lab runs (those rebuilt from the transcripts), 51
-    fail on the task's reference solution too, so no fix could pass them; five of those failed by the code's own
-    refusal of their input (`OutOfStock: cannot ship 8 x C-300: only 7 on hand`, Fraction's `TypeError: both
-    arguments should be Rational instances`). A task about a wrong refusal names it (its traceback, or "raises
-    PageOutOfRange")."""
-    asked = set(_IDENTIFIER.findall(task))
-    frames = sorted((m for pattern in _RAISE_FRAMES for m in pattern.finditer(output)), key=lambda m: m.start())
-    if frames:
-        last = frames[-1]
-        where = PurePosixPath(last["where"])
-        quoted = [a or b for a, b in _QUOTED.findall(last["error"])]  # "unknown event 'cancel'": what the task adds
-        if (last["name"] not in asked and not where.name.startswith("test_") and where.name != "conftest.py"
-                and not any(q.strip() and q in task for q in quoted)):
-            shown = where.name if where.is_absolute() else str(where)  # a library's file by its name
-            return (f"it fails by `{last['error'][:80]}`, which {shown} raises on purpose, and the task "
-                    f"names no {last['name']}: the test gives the code something it refuses by design, not the "
-                    "problem")
-    missing = _NO_SUCH_FILE.search(output)
-    if missing and "FileNotFoundError" not in asked:
-        return (f"it fails by its own mistake ({missing[1][:100]}): a test makes the files it reads, for example in "
-                "pytest's tmp_path")
-    return ""
-
-
-def reported_error(task: str) -> str:
-    """The exception line that ends a Python traceback quoted in ``task`` (``TypeError: 'NoneType' object is not
-    iterable``), or ''. The lab saw Qwen 1.5B pass `None` for the network, fail with another TypeError, and have
-    that kept as the reproduction of a crash it never reached."""
-    if "Traceback (most recent call last)" not in task:
-        return ""
-    after = task.split("Traceback (most recent call last)", 1)[1]
-    found = _EXCEPTION_LINE.search(after)
-    return found[0].strip() if found else ""
-
-
-def _shape(error: str) -> str:
-    """An exception line with its quoted values and numbers blanked: the test may call with other values."""
-    return re.sub(r"\d+", "0", re.sub(r"'[^']*'|\"[^\"]*\"", "''", error)).strip()
-
-def _test_imports(tests: Sequence[ProjectTest]) -> list[str]:
-    """How the project's own tests import the code (each statement once, in file order), so the reproduction
-    imports it the same way."""
-    found = [ast.unparse(n) for t in tests for n in t.tree.body if isinstance(n, ast.ImportFrom | ast.Import)]
-    return list(dict.fromkeys(found))
-
-
-def _imports_of(path: Path) -> list[str]:
-    """The top-level import statements of a Python file, one per line (none when it cannot be read)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return []
-    return [ast.unparse(n) for n in tree.body if isinstance(n, ast.ImportFrom | ast.Import)]
-
-
-def _bindings(statement: str) -> dict[str, str]:
-    """The names an import statement binds, each with the statement that binds it alone."""
-    try:
-        (node,) = ast.parse(statement).body
-    except (SyntaxError, ValueError):
-        return {}
-    found: dict[str, str] = {}
-    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-        for alias in node.names:
-            if alias.name != "*":
-                bound = alias.asname or alias.name
-                found[bound] = f"from {node.module} import {alias.name}" + (f" as {alias.asname}" if alias.asname
-                                                                              else "")
-    elif isinstance(node, ast.Import):
-        for alias in node.names:
-            found[alias.asname or alias.name.split(".")[0]] = (f"import {alias.name} as {alias.asname}" if alias.asname
-                                                                else f"import {alias.name.split('.')[0]}")
-    return found
-
-
-def _unbound(tree: ast.Module) -> set[str]:
-    """Names the code reads and binds nowhere (not a builtin): what a missing import leaves."""
-    import builtins
-
-    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
-        return set()  # a star import binds names no reading of the text can list
-    bound = set(dir(builtins))
-    read: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return read - bound
-
-
-def _module_of(path: str) -> str | None:
-    """The dotted module of a project file importable from the root (``pkg/mod.py`` -> ``pkg.mod``), or None."""
-    if not path.endswith(".py") or is_test_path(path):
-        return None
-    parts = path.removesuffix(".py").split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
-
-
-def _has_ellipsis(code: str) -> bool:
-    """``...`` used as a value in a test: an example's placeholder copied, never a real argument."""
-    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(ast.parse(code)))
-
-
-def _placeholder_path(code: str) -> str:
-    """A string in a test that is a placeholder for a path ('path/to/your/file.csv'), or ''. The lab saw Qwen 1.5B's
-    test of a CSV option fail by the missing option first, and then, on the right fix, by the file it never made."""
-    strings = (n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str))
-    return next((s for s in strings if _PLACEHOLDER_PATH.search(s)), "")
-
-
-def _defined_names(sources: Sequence[str]) -> list[str]:
-    names: list[str] = []
-    for source in sources:
-        with contextlib.suppress(SyntaxError):
-            names += [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
-    return names
 
 
 def _rejection(why: str, output: str) -> str:
@@ -1609,32 +1292,6 @@ def _judged_by(repro: Repro) -> str:
     return "by a test that " + ("the model wrote" if repro.by == "model" else "covers one case of the project")
 
 
-def _repeated_calls(second: str, first: str) -> list[str]:
-    """The calls of the ``second`` test when each is one the ``first`` already makes, with the same arguments
-    (``parse_duration('1h 30m')``); [] when the second calls something new, or nothing tomo can compare. Builtins and
-    pytest's own calls are not counted."""
-    def calls(code: str) -> set[str]:
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError):
-            return set()
-        found: set[str] = set()
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            root = func
-            while isinstance(root, ast.Attribute | ast.Call):
-                root = root.value if isinstance(root, ast.Attribute) else root.func
-            if isinstance(root, ast.Name) and (root.id == "pytest" or (func is root and root.id in BUILTINS)):
-                continue
-            found.add(ast.unparse(node))
-        return found
-
-    made = calls(second)
-    return sorted(made) if made and made <= calls(first) else []
-
-
 def _fingerprint(root: Path, paths: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for rel in sorted(paths):
@@ -1642,12 +1299,3 @@ def _fingerprint(root: Path, paths: Sequence[str]) -> str:
         with contextlib.suppress(OSError):
             digest.update((root / rel).read_bytes())
     return digest.hexdigest()
-
-
-def _tail(text: str, limit: int) -> str:
-    """The end of a pytest log (its failures and summary), at most ``limit`` characters."""
-    text = text.strip()
-    start = text.find("= FAILURES =")
-    if start > 0:
-        text = text[text.rfind("\n", 0, start) + 1:]
-    return text if len(text) <= limit else "…\n" + text[-limit:]

@@ -83,6 +83,7 @@ from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
 from tomo.oi.project_tests import (
     ProjectTest,
     example_calling,
+    fixtures_for_none,
     missing_fixtures,
     read_tests,
     with_pytest_fixtures,
@@ -452,6 +453,10 @@ class Trials:
         if asked:
             emit(Notice("info", "tomo made the pytest fixtures the test used without asking for them its "
                                 "parameters: " + ", ".join(asked)))
+        code, filled = fixtures_for_none(code, tests, self.user)
+        if filled:
+            emit(Notice("info", "tomo passed the project's fixtures where the test passed None and the project's "
+                                "tests pass them: " + ", ".join(filled)))
         code, widened = as_stated(code, self.user)
         if widened:
             emit(Notice("info", "tomo compares the numbers the task states to the precision it states them in "

@@ -54,6 +54,7 @@ from tomo.events import (
 )
 from tomo.models.base import at_temperature
 from tomo.models.messages import Message, Reply
+from tomo.oi.adds_up import adds_up_test, says_adds_up
 from tomo.oi.blocks import Block, extract
 from tomo.oi.context_pack import constant_spans, module_constants
 from tomo.oi.engine import AGENT, BROKEN_REPLY, Engine, TurnSummary, end_turn
@@ -324,7 +325,8 @@ class Trials:
                 self.rejected = (code, f"It is not a reproduction: {why}. Write a better one.") if code.strip() \
                     else None
                 continue
-            kept = await self._left_alone(path, code) or await self._reported_value(path, code)
+            kept = (await self._adds_up(path, code) or await self._left_alone(path, code)
+                    or await self._reported_value(path, code))
             if kept is not None:
                 return kept
             kept, why, output = await self._run_as_reproduction(path, code)
@@ -340,6 +342,17 @@ class Trials:
             self.emit(Notice("info", f"not a reproduction: {why}; {path} removed"))
             self._said(f"{output}\n[tomo: not a reproduction: {why}; {path} removed.]")
         return None
+
+    async def _adds_up(self, path: str, code: str) -> Repro | None:
+        """When the task says the parts add up to a whole and the model expected parts that do not: the model's call
+        asserted to give parts that do (:mod:`tomo.oi.adds_up`), kept when it fails now; else None (the model's own
+        test is tried). It counts as the model's test: its arguments are the model's."""
+        test = adds_up_test(code) if says_adds_up(self.user) else None
+        return await self._built_test(
+            path, test, "asserted to give parts that add up to the whole", ": its own test is tried",
+            f"the task says the parts add up to the whole and the model expected parts that do not; tomo wrote {path} "
+            "from the model's call, asserting they do", judge="a test tomo built on the model's call (the task's "
+                                                              "property, but the model's arguments)")
 
     async def _left_alone(self, path: str, code: str) -> Repro | None:
         """When the task says a call leaves what it is given alone: the model's test turned into a test of that

@@ -18,6 +18,7 @@ from tomo.team import (
     Stage,
     StageResult,
     TaskGraph,
+    Team,
     TeamError,
     TeamSettings,
     Worker,
@@ -193,6 +194,29 @@ async def test_resume_of_a_complete_job_is_a_noop_and_an_unknown_id_is_an_error(
     assert "j1" in caught.value.hint
     with pytest.raises(TeamError, match="already exists"):
         await team.run(TaskGraph("j1", parse_stages(STAGES)), "go")
+
+
+async def test_a_store_shared_by_two_workspaces_keeps_each_job_to_its_own(tmp_path: Path) -> None:
+    """One TOMO_DB for two projects: a job id taken in one is refused in the other with the other's path, and a job
+    is never resumed from the other workspace, whose files its workers would change for the first one's request."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    recorder = Recorder()
+    roles = _roles(tmp_path)
+    team = make_team(tmp_path, roles, primary=roles["planner"], recorder=recorder)
+    team.create(TaskGraph("j1", parse_stages(STAGES)), "go")  # started here (tmp_path), not run yet
+    before = team.store.get_job("j1")
+    other = Team(team.store, team.chooser, workspace=second)
+    with pytest.raises(TeamError, match=f"already exists in this store, started in {tmp_path}") as taken:
+        await other.run(TaskGraph("j1", parse_stages(STAGES)), "go there")
+    assert taken.value.hint == "choose another --job-id"
+    with pytest.raises(TeamError, match=f"job 'j1' was started in {tmp_path}, not in {second}") as foreign:
+        await other.resume("j1", budget=5)
+    assert foreign.value.hint == f"resume it there: tomo team resume j1 --workspace {tmp_path}"
+    assert team.store.get_job("j1") == before  # nothing was written: no budget, no status
+    assert recorder.models == []
+    assert (await team.resume("j1")).status == "complete"  # from its own workspace it runs
 
 
 def test_roles_resolve_through_tiers_and_fall_back_to_the_primary(tmp_path: Path) -> None:

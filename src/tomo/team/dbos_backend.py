@@ -268,6 +268,7 @@ def run(team: Team, graph: TaskGraph, request: str, *, url: str | None = None) -
 
 def resume(team: Team, job_id: str, *, budget: int | None = None, url: str | None = None) -> JobResult:
     """Continues a job on DBOS: a complete job is a no-op; a job whose workflow still runs is waited for."""
+    team.check_workspace(job_id)
     team.load(job_id, budget=budget)
     record = team.store.get_job(job_id)
     assert record is not None

@@ -108,9 +108,13 @@ class Team:
         if not request.strip():
             raise TeamError("the request is empty", hint='say what the team should do: tomo team "add a --json flag"')
         self.check(graph)
-        if self.store.graph_of(graph.job_id) is not None:
-            raise TeamError(f"a job with id {graph.job_id!r} already exists in this store",
-                            hint=f"resume it with `tomo team resume {graph.job_id}`, or choose another --job-id")
+        existing = self.store.get_job(graph.job_id)
+        if existing is not None:
+            elsewhere = existing.workspace != str(self.workspace)
+            raise TeamError(f"a job with id {graph.job_id!r} already exists in this store"
+                            + (f", started in {existing.workspace}" if elsewhere else ""),
+                            hint="choose another --job-id" if elsewhere else
+                            f"resume it with `tomo team resume {graph.job_id}`, or choose another --job-id")
         stages = [NewStage(s.name, [NewWorker(w.label, self.chooser.spec_for(w.role, self._explicit(w))[0])
                                     for w in s.workers]) for s in graph.stages]
         self.store.create_job(graph.job_id, workspace=str(self.workspace), request=request, budget=graph.budget,
@@ -134,11 +138,22 @@ class Team:
     async def resume(self, job_id: str, on_stage_complete: OnStageComplete | None = None, *,
                      graph: TaskGraph | None = None, budget: int | None = None) -> JobResult:
         """Continues ``job_id`` from its first unfinished worker. ``budget`` raises (or sets) the job's ceiling."""
+        self.check_workspace(job_id)
         graph = self.load(job_id, graph, budget=budget)
         record = self._record(job_id)
         if record.status == "complete":
             return JobResult(job_id, "complete", record.reason, _final_output(record), record, noop=True)
         return await self._execute(graph, on_stage_complete)
+
+    def check_workspace(self, job_id: str) -> None:
+        """Refuses to resume, from another workspace, a job a store shared between workspaces (one TOMO_DB) holds:
+        its workers would change this workspace's files for the other's request. A queue's worker process does not
+        ask: on another machine the same project may live at another path."""
+        record = self.store.get_job(job_id)  # an unknown id is :meth:`load`'s to explain
+        owner = record.workspace if record is not None else str(self.workspace)
+        if owner != str(self.workspace):
+            raise TeamError(f"job {job_id!r} was started in {owner}, not in {self.workspace}",
+                            hint=f"resume it there: tomo team resume {job_id} --workspace {owner}")
 
     def load(self, job_id: str, graph: TaskGraph | None = None, *, budget: int | None = None) -> TaskGraph:
         """The job's graph as stored (or ``graph``, which must have the same shape), with ``budget`` applied."""

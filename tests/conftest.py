@@ -24,6 +24,12 @@ def tomo_env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
+def tomo_environ() -> dict[str, str]:
+    """The environment ``run_tomo`` gives its processes, for a test that starts one itself (to signal it)."""
+    return tomo_env()
+
+
+@pytest.fixture
 def run_tomo() -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
             timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess[str]:

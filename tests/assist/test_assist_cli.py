@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,32 @@ def test_failing_verify_exits_3_and_restores_the_files(run_tomo, shop: Path, tmp
     assert done.returncode == 3 and "verify failed (exit 4); every edit was rolled back" in done.stderr
     assert "verify:" in done.stdout and "FAILED (exit 4" in done.stdout and "restored byte for byte" in done.stdout
     assert sources(shop) == before
+
+
+def test_ctrl_c_after_an_apply_says_which_files_stay_written_and_unverified(shop: Path, tmp_path: Path,
+                                                                             tomo_environ: dict[str, str]) -> None:
+    """typer ends a Ctrl-C with a silent exit 130; after the model applied a plan the user must learn that files
+    changed and were never verified (verify runs after the model's loop). A real SIGINT, mid-reply."""
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"replies": [call("rename_plan", **RENAME), call("apply_plan", handle="p1"),
+                                            {**say("Renamed."), "delay_s": 60}]}))
+    before = sources(shop)
+    proc = subprocess.Popen([sys.executable, "-m", "tomo", "assist", TASK, "--model", f"scripted:{path}", "--root",
+                             str(shop), "--apply"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env=tomo_environ)
+    try:
+        deadline = time.monotonic() + 60
+        while sources(shop) == before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sources(shop) != before, "the plan was never applied"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert ("interrupted (Ctrl-C); a plan applied before it left 4 file(s) written and not verified: shop/lines.py, "
+            "shop/orders.py, shop/report.py, tests/test_lines.py") in " ".join(err.split()), err
+    assert "Traceback" not in err
 
 
 def test_a_missing_script_is_a_clear_error(run_tomo, shop: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from tomo.cli import app
 from tomo.cli.assist_render import AssistSink, print_report
 from tomo.cli.help_names import model_help
 from tomo.cli.rows import rich_console
-from tomo.cli.safe import esc
+from tomo.cli.safe import esc, text
 from tomo.config import load_settings
 from tomo.errors import ConfigError
 from tomo.events import JsonlSink, ListSink, PayloadRendered, Sink, TeeSink
@@ -74,7 +74,8 @@ def assist_cmd(
     console = rich_console(highlight=False)
     events = ListSink()
     shown: Sink = events if as_json else AssistSink(console)
-    sink = TeeSink(shown)
+    applied = events if as_json else ListSink()  # what Ctrl-C leaves written is said from these events
+    sink = TeeSink(shown) if as_json else TeeSink(shown, applied)
     chosen = resolve_model(model, root.resolve(), sink)
     if as_json:
         graph = Graph.open(root)
@@ -85,9 +86,13 @@ def assist_cmd(
     # The transcript is created only now that the run starts: a bad --model or root leaves no empty file behind.
     recorder = JsonlSink(transcript) if transcript else None
     if recorder:
-        sink.sinks = (shown, recorder)
+        sink.sinks = (*sink.sinks, recorder)
     try:
         summary = run_sync(task, chosen, session.invoke, options, sink)
+    except KeyboardInterrupt:
+        # typer turns Ctrl-C into a silent exit 130: say, in one line, what the run leaves written
+        rich_console(stderr=True, highlight=False).print(text(_interrupted(applied)), soft_wrap=True)
+        raise typer.Exit(130) from None
     finally:
         session.close()
         if isinstance(shown, AssistSink):
@@ -105,6 +110,17 @@ def assist_cmd(
         typer.echo(f"tomo assist: {failure}", err=True)
     if code:
         raise typer.Exit(code)
+
+
+def _interrupted(events: ListSink) -> str:
+    """What a Ctrl-C leaves: the files a plan the model applied before it wrote (never verified: verify runs after
+    the model's loop), or none."""
+    written = sorted({path for e in events.of(PayloadRendered) if e.operation == "apply_plan"
+                      and e.payload.get("written") for path in e.payload.get("files", [])})
+    if not written:
+        return "interrupted (Ctrl-C); no file was written"
+    return (f"interrupted (Ctrl-C); a plan applied before it left {len(written)} file(s) written and not verified: "
+            + ", ".join(written))
 
 
 def exit_status(summary: Summary, options: AssistOptions) -> tuple[int, str | None]:

@@ -15,10 +15,11 @@ import ast
 import re
 import symtable
 import textwrap
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from tomo.oi.gates import is_test_path
 from tomo.oi.mutants import Mutant, defaults_of, parses
 from tomo.oi.stated import replace_nodes, source_of
 from tomo.prism.splice import SpliceError, splice_python
@@ -517,3 +518,81 @@ def _named_parts(text: str, words: set[str]) -> str:
               and node.name in words]
     return "\n\n\n".join("\n".join(lines[min([n.lineno, *(d.lineno for d in n.decorator_list)]) - 1:
                                          n.end_lineno or n.lineno]) for n in chunks)
+
+
+class HalfWritten(NamedTuple):
+    """What a feature trial's change leaves out or gets wrong, found before anything runs (:func:`half_written`)."""
+
+    fault: str  # short, for the notice ('' when nothing is wrong)
+    report: str  # what the model reads
+    at_fault: dict[str, list[str]]  # file -> its functions at fault
+    unread: list[tuple[str, Fault]]  # the one parameter nothing reads that tomo can finish, else []
+    widen: list[Widening]  # the one keyword passed on to a function without it that tomo can finish, else []
+    aside: dict[str, list[str]]  # the other functions at fault, laid back as the turn found them to finish it
+
+
+def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], before: Mapping[str, str],
+                 now: Mapping[str, str], changed: Sequence[str]) -> HalfWritten:
+    """The faults of a feature trial's change: the names the task ``asked`` for still lacking, a file the task names
+    left unchanged, an attribute set outside ``__init__``, a parameter nothing reads, a keyword passed on to a
+    function without it, a name nothing defines. ``start``: the code outside the tests as the turn found it;
+    ``before``: each changed file as the turn found it; ``now``: the project's Python files as they are now."""
+    code = {p: text for p, text in now.items() if not is_test_path(p)}
+    faults: list[str] = []
+    reports: list[str] = []
+    lacking = [f"`{name}`" for name in missing(asked, code)]  # a test's `median` is none
+    if lacking:  # no file's fault: a file that adds another name the task asks for may stay (Trials._holdable)
+        faults.append(f"it lacks {', '.join(lacking)}")
+        reports.append(f"the task asks for {', '.join(lacking)}, which the code still lacks after this trial")
+    untouched = unchanged_files(task, start, code)
+    if untouched:
+        faults.append(f"{', '.join(untouched)} unchanged")
+        reports.append(f"the task names {', '.join(untouched)}, which this trial left as it was: the change is "
+                       "half written")
+    outside = [f.said for path in changed if path.endswith(".py") and not is_test_path(path)
+               for f in set_outside_init(code.get(path, ""), asked)]
+    if outside:  # no file's fault either: what is missing is a line of `__init__`
+        faults.append(f"{', '.join(outside)}")
+        reports.append(f"{', '.join(outside)}, so an object that never ran it has no such attribute: set it in "
+                       "`__init__` too")
+
+    def compared(compare: Callable[[str, str], list[Fault]]) -> dict[str, list[Fault]]:
+        found = {path: compare(before.get(path, ""), now[path]) for path in changed
+                 if path.endswith(".py") and path in now and path in before}
+        return {path: faults for path, faults in found.items() if faults}
+
+    unused = compared(unused_parameters)
+    if unused:
+        found = [f.said for each in unused.values() for f in each]
+        faults.append(f"nothing reads {', '.join(found)}")
+        reports.append(f"this trial adds {', '.join(found)}, which nothing in the code reads: the change is half "
+                       "written")
+    widen = [] if lacking or outside else missing_keywords(code, changed)
+    if widen:  # a TypeError when it runs
+        found = [f"`{w.caller}` passes `{w.param}` on to `{w.function}`" for w in widen]
+        faults.append(f"{', '.join(found)}, which has no such parameter")
+        reports.append(f"{', '.join(found)}, which has no such parameter (a TypeError when it runs)")
+    unknown = compared(undefined_names)
+    if unknown:
+        found = [f.said for each in unknown.values() for f in each]
+        faults.append(f"nothing defines {', '.join(found)}")
+        reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it runs)")
+    # one parameter nothing reads, or one keyword passed on to a function without it (its file may be left
+    # unchanged), and nothing else wrong but names other functions read and nothing defines (laid back as the turn
+    # found them first): tomo can try to finish it (Trials._complete)
+    unread = [(path, f) for path, each in unused.items() for f in each]
+    aside = {path: [f.function for f in each] for path, each in unknown.items()}
+    laid_aside = {f.rsplit(".", 1)[-1] for each in aside.values() for f in each}
+    finish_unread = len(unread) == 1 and not widen and not untouched and \
+        unread[0][1].function not in aside.get(unread[0][0], [])
+    finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
+        widen[0].caller not in laid_aside
+    finishable = not lacking and not outside and (finish_unread or finish_widen)
+    if not finishable:
+        unread, widen, aside = [], [], {}
+    if not faults:
+        return HalfWritten("", "", {}, unread, widen, aside)
+    at_fault = {path: [f.function for f in [*unused.get(path, []), *unknown.get(path, [])]]
+                for path in dict.fromkeys([*unused, *unknown])}
+    return HalfWritten("; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", at_fault, unread, widen,
+                       aside)

@@ -66,14 +66,10 @@ from tomo.oi.feature import (
     asked_for,
     completions,
     feature_request,
+    half_written,
     missing,
-    missing_keywords,
-    set_outside_init,
     shown,
     touched,
-    unchanged_files,
-    undefined_names,
-    unused_parameters,
     widened,
     without,
 )
@@ -816,82 +812,21 @@ class Trials:
                                failed=earlier_fix(self.failed).strip(), kept=list(self.held))
 
     def _half_written(self, changed: Sequence[str]) -> tuple[str, str, dict[str, list[str]]]:
-        """What a feature trial's change leaves out or gets wrong, found before anything runs (:mod:`tomo.oi.
-        feature`): a short fault, the report the model reads, and the files at fault with their functions at fault;
-        ("", "", {}) when nothing."""
-        self.unread = []
-        code = self._code(changed)
-        faults: list[str] = []
-        reports: list[str] = []
-        lacking = [f"`{name}`" for name in missing(self.asked, code)]  # a test's `median` is none
-        if lacking:  # no file's fault: a file that adds another name the task asks for may stay (_holdable)
-            faults.append(f"it lacks {', '.join(lacking)}")
-            reports.append(f"the task asks for {', '.join(lacking)}, which the code still lacks after this trial")
-        untouched = unchanged_files(self.user, self._code_at_start(), code)
-        if untouched:
-            faults.append(f"{', '.join(untouched)} unchanged")
-            reports.append(f"the task names {', '.join(untouched)}, which this trial left as it was: the change is "
-                           "half written")
-        outside = [f.said for path in changed if path.endswith(".py") and not is_test_path(path)
-                   for f in set_outside_init(code.get(path, ""), self.asked)]
-        if outside:  # no file's fault either: what is missing is a line of `__init__`
-            faults.append(f"{', '.join(outside)}")
-            reports.append(f"{', '.join(outside)}, so an object that never ran it has no such attribute: set it in "
-                           "`__init__` too")
-        unused = self._compared(changed, unused_parameters)
-        if unused:
-            found = [f.said for each in unused.values() for f in each]
-            faults.append(f"nothing reads {', '.join(found)}")
-            reports.append(f"this trial adds {', '.join(found)}, which nothing in the code reads: the change is half "
-                           "written")
-        widen = [] if lacking or outside else missing_keywords(code, changed)
-        if widen:  # a TypeError when it runs
-            found = [f"`{w.caller}` passes `{w.param}` on to `{w.function}`" for w in widen]
-            faults.append(f"{', '.join(found)}, which has no such parameter")
-            reports.append(f"{', '.join(found)}, which has no such parameter (a TypeError when it runs)")
-        unknown = self._compared(changed, undefined_names)
-        if unknown:
-            found = [f.said for each in unknown.values() for f in each]
-            faults.append(f"nothing defines {', '.join(found)}")
-            reports.append(f"this trial reads {', '.join(found)}, which nothing defines there (a NameError when it "
-                           "runs)")
-        # one parameter nothing reads, or one keyword passed on to a function without it (its file may be left
-        # unchanged), and nothing else wrong but names other functions read and nothing defines (laid back as the
-        # turn found them first): tomo can try to finish it (_complete)
-        unread = [(path, f) for path, each in unused.items() for f in each]
-        aside = {path: [f.function for f in each] for path, each in unknown.items()}
-        laid_aside = {f.rsplit(".", 1)[-1] for each in aside.values() for f in each}
-        finish_unread = len(unread) == 1 and not widen and not untouched and \
-            unread[0][1].function not in aside.get(unread[0][0], [])
-        finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
-            widen[0].caller not in laid_aside
-        finishable = not lacking and not outside and (finish_unread or finish_widen)
-        self.unread, self.widen, self.aside = (unread, widen, aside) if finishable else ([], [], {})
-        if not faults:
-            return "", "", {}
-        at_fault = {
-            path: [f.function for f in [*unused.get(path, []), *unknown.get(path, [])]]
-            for path in dict.fromkeys([*unused, *unknown])}
-        return "; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", at_fault
+        """What a feature trial's change leaves out or gets wrong, found before anything runs (:func:`tomo.oi.
+        feature.half_written`): a short fault, the report the model reads, and the files at fault with their
+        functions at fault; ("", "", {}) when nothing. What tomo can finish is kept for :meth:`_complete`."""
+        before: dict[str, str] = {}
+        for path in changed:
+            with contextlib.suppress(UnicodeDecodeError):
+                before[path] = self.gates.baseline.contents.get(path, b"").decode("utf-8")
+        found = half_written(self.user, self.asked, self._code_at_start(), before, self._sources(changed), changed)
+        self.unread, self.widen, self.aside = found.unread, found.widen, found.aside
+        return found.fault, found.report, found.at_fault
 
     def _code_at_start(self) -> dict[str, str]:
         """The project's code outside the tests as the turn found it (path -> text)."""
         return {p: b.decode("utf-8", "replace") for p, b in self.gates.baseline.contents.items()
                 if p.endswith(".py") and not is_test_path(p)}
-
-    def _compared(self, changed: Sequence[str],
-                  compare: Callable[[str, str], list[Fault]]) -> dict[str, list[Fault]]:
-        """``compare(before, after)`` over the Python files this trial changed (:func:`tomo.oi.feature.
-        unused_parameters`, :func:`tomo.oi.feature.undefined_names`): what the trial's change did wrong, by file."""
-        found: dict[str, list[Fault]] = {}
-        for path in changed:
-            if path.endswith(".py"):
-                with contextlib.suppress(OSError, UnicodeDecodeError):
-                    before = self.gates.baseline.contents.get(path, b"").decode("utf-8")
-                    faults = compare(before, (self.engine.root / path).read_text(encoding="utf-8"))
-                    if faults:
-                        found[path] = faults
-        return found
 
     def _holdable(self, changed: Sequence[str], faulty: Mapping[str, list[str]]) -> dict[str, bytes]:
         """The files of a failed feature trial that stay laid in for the next one (path -> the bytes kept): code

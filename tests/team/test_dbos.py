@@ -1,5 +1,6 @@
 """The DBOS backend through the real CLI: the same graph on SQLite gives the same job view as the local backend and
-survives a SIGKILL; two worker processes sharing a PostgreSQL server split one job and finish it after one dies."""
+survives a SIGKILL; two worker processes sharing a PostgreSQL server split one job and finish it after one dies or is
+stopped."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from team_support import cli_env, open_store, reply, require_dbos, script
 
 from tomo.store.db import connect
@@ -93,9 +95,14 @@ def test_dbos_on_sqlite_gives_the_local_view_and_resumes_after_a_kill(
     assert again.returncode == 0 and "already complete" in again.stderr
 
 
-def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is_killed(
-        tmp_path: Path, postgres: str, run_tomo: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_ends(
+        tmp_path: Path, postgres: str, run_tomo: Callable[..., subprocess.CompletedProcess[str]],
+        stop: signal.Signals) -> None:
+    """Killed (SIGKILL) or stopped (SIGTERM, which shuts DBOS down cleanly) while a worker of its runs: the other
+    process finishes the job, and what the first finished is never redone."""
     # one worker at a time per process, so each process runs builders one after another and both get some
+    job_id = f"pg-{stop.name.lower()}"  # one cluster serves the module's tests
     (tmp_path / "tomo.toml").write_text("[team]\nworker_concurrency = 1\n\n[team.concurrency]\nscripted = 4\n")
     # only the roles this graph has: `tomo team` refuses a --roles entry no worker would read
     mapped = [item for item in _roles(tmp_path, 1.0).split(",") if item.startswith(("planner=", "reviewer="))]
@@ -105,20 +112,21 @@ def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is
     first = _tomo("team", "worker", "--db", postgres, "--stale-after", "5", cwd=tmp_path)
     processes = [first]
     try:
-        _wait_for(lambda: len(store.executors()) == 1, "the first worker process to serve")
+        # by pid: the module's cluster is shared, and a worker the other case stopped left its row on purpose
+        _wait_for(lambda: first.pid in {row.pid for row in store.executors()}, "the first worker process to serve")
         second = _tomo("team", "worker", "--db", postgres, "--stale-after", "5", cwd=tmp_path)
         processes.append(second)
-        _wait_for(lambda: len(store.executors()) == 2, "the second worker process to serve")
+        _wait_for(lambda: second.pid in {row.pid for row in store.executors()}, "the second worker process to serve")
         ids = {row.pid: row.executor_id for row in store.executors()}
         submitted = run_tomo("team", "split the work", "--backend", "dbos", "--detach", "--db", postgres,
                              "--stages", "plan:planner | build:builder*6 | review:reviewer", "--roles", roles,
-                             "--job-id", "pg1", cwd=tmp_path)
+                             "--job-id", job_id, cwd=tmp_path)
         assert submitted.returncode == 0, submitted.stderr
         assert "enqueued" in submitted.stdout
 
         def first_has_finished_and_running() -> bool:
-            runs = store.worker_runs("pg1")
-            job = store.get_job("pg1")
+            runs = store.worker_runs(job_id)
+            job = store.get_job(job_id)
             assert job is not None
             statuses = {(s.index, w.index): w.status for s in job.stages for w in s.workers}
             mine = [key for key, (_, executor) in runs.items() if executor == ids[first.pid]]
@@ -126,21 +134,21 @@ def test_two_worker_processes_on_postgres_split_a_job_and_finish_it_after_one_is
                     and any(statuses[k] == "running" for k in mine))
 
         _wait_for(first_has_finished_and_running, "the first process to finish a worker and start another", 120)
-        before = store.get_job("pg1")
+        before = store.get_job(job_id)
         assert before is not None
         finished_by_first = {(s.index, w.index) for s in before.stages for w in s.workers if w.status == "complete"
-                             and store.worker_runs("pg1")[(s.index, w.index)][1] == ids[first.pid]}
-        first.send_signal(signal.SIGKILL)
-        first.communicate()
+                             and store.worker_runs(job_id)[(s.index, w.index)][1] == ids[first.pid]}
+        first.send_signal(stop)
+        first.communicate(timeout=60)
 
         def complete() -> bool:
-            job = store.get_job("pg1")
+            job = store.get_job(job_id)
             return job is not None and job.status in ("complete", "failed", "incomplete")
 
         _wait_for(complete, "the second process to finish the job", timeout=120)
-        job = store.get_job("pg1")
+        job = store.get_job(job_id)
         assert job is not None and job.status == "complete", job.reason
-        runs = store.worker_runs("pg1")
+        runs = store.worker_runs(job_id)
         executors = {executor for _, executor in runs.values()}
         assert ids[second.pid] in executors  # the survivor did work
         assert finished_by_first  # and so did the killed process, before it died

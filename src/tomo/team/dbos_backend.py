@@ -215,14 +215,17 @@ def launch(team: Team, url: str, *, concurrency: Mapping[str, int] | None = None
 
 
 def shutdown() -> None:
-    """Stops serving: the janitor, then DBOS (whose pending work another process may take over)."""
+    """Stops serving: the janitor, then DBOS, whose pending work another process takes over. The executor's
+    heartbeat row stays on purpose (as the lab's does): the workers this process leaves pending are handed out
+    again only by a janitor that finds the row dead (on this host at once, elsewhere after ``stale_after``), which
+    then forgets it; forgetting it here stranded them (a worker process stopped by SIGTERM mid-job left the job
+    running for ever)."""
     global _served
     with _lock:
         if _served is None:
             return
         _served.stop.set()
         DBOS.destroy(destroy_registry=False)
-        _served.team.store.forget_executor(_served.executor_id)
         _served = None
 
 

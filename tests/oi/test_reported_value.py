@@ -63,6 +63,9 @@ def test_the_values_a_task_reports_are_what_the_code_gives_now_not_what_it_shoul
     assert reported_values("parse('x') should return 7. We expect it gives 8.") == []  # what is wanted
     assert reported_values("add_business_days(d, 1) returns 2024-03-02, a Saturday") == []  # 2024 starts a date
     assert reported_values("Add is_newer(a, b) that returns True only when a is newer.") == []  # a rule
+    # a key of a mapping shown in part (fix-config-override) is not the value; a value before a colon of prose is
+    assert reported_values("but load([defaults, local]) still gives\n'server.port': '8000'. Keys do show.") == []
+    assert reported_values("It gives 'VIV': the nine is wrong.") == ["'VIV'"]
 
 
 def test_the_model_s_call_asserted_not_to_give_the_reported_value_fails_on_the_bug_and_passes_on_the_fix(sidebar):

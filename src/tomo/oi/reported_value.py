@@ -39,6 +39,8 @@ def reported_values(task: str) -> list[str]:
         after = task[match.end() + len(literal):][:2] if literal else ""
         if literal is None or not _ENDS.match(after):
             continue  # `2024` only starts 2024-03-02
+        if after.startswith(":") and literal_at(task, match.end() + len(literal) + len(after)) is not None:
+            continue  # a key of a mapping shown in part ("gives 'server.port': '8000'"), not the value
         source = " ".join(literal.split())
         value = ast.literal_eval(source)
         if isinstance(value, bool) or value is None or source in found:

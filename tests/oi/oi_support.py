@@ -105,3 +105,11 @@ def run_pytest(root: Path, name: str, code: str) -> subprocess.CompletedProcess[
     (root / "tests" / name).write_text(code)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{name}"],
                           cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def hidden_tests(root: Path, task_dir: Path, test: str) -> subprocess.CompletedProcess[str]:
+    """A lab task's hidden tests (``task_dir``/hidden) laid over ``root`` and ``test`` run there by real pytest: the
+    task's own oracle, which judges a turn's result, never tomo's claim."""
+    shutil.copytree(task_dir / "hidden", root, dirs_exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test], cwd=root,
+                          capture_output=True, text=True, timeout=120)

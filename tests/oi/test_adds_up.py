@@ -9,14 +9,12 @@ the right fix fails too.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tomo
-from oi.oi_support import run_pytest
+from oi.oi_support import hidden_tests, run_pytest
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -87,7 +85,5 @@ async def test_the_sum_judges_the_trials_and_the_search_finds_the_fix(strict, bi
     assert any("the model expected parts that do not" in t for t in said), said
     # the arguments are the model's: a fix found against such a test alone is never called verified
     assert engine.last.outcome == "unverified" and len(model.sent) == 1
-    shutil.copytree(TASK_DIR / "hidden", bill, dirs_exist_ok=True)
-    hidden = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "tests/test_hidden_split.py"], cwd=bill, capture_output=True, text=True, timeout=120)
+    hidden = hidden_tests(bill, TASK_DIR, "tests/test_hidden_split.py")
     assert hidden.returncode == 0, hidden.stdout

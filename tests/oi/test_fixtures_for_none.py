@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import ast
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tomo
+from oi.oi_support import hidden_tests
 from oi.test_honest_outcomes import TemperedScript
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
@@ -88,8 +87,5 @@ async def test_the_repaired_test_reproduces_the_crash_and_the_fix_passes_the_hid
     kept = sink.of(ReproductionKept)
     assert kept and kept[0].by == "model" and "fare(net," in kept[0].code
     assert engine.last.outcome == "verified", said
-    shutil.copytree(TASK_DIR / "hidden", transit, dirs_exist_ok=True)
-    hidden = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "tests/test_hidden_same_stop.py"], cwd=transit, capture_output=True, text=True,
-                            timeout=120)
+    hidden = hidden_tests(transit, TASK_DIR, "tests/test_hidden_same_stop.py")
     assert hidden.returncode == 0, hidden.stdout

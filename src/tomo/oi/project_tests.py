@@ -4,7 +4,8 @@
 Why: asked for a test, Qwen2.5-Coder 1.5B called the function the way it guessed (a ``str`` where the project passes
 a ``Path``, a fixture it named but never defined), three times in a row, while the project's tests next to it called
 the same function right. A small model copies well, so the trials (:mod:`tomo.oi.trials`) show it a real test that
-calls the function, and copy in the fixtures its test names from the file that defines them.
+calls the function, copy in the fixtures its test names from the file that defines them, and pass the project's
+fixture where its test passes None for an object it could not build.
 
 Read with :mod:`ast` only: the tests are the project's text, never run or imported here.
 """

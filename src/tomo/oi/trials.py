@@ -24,6 +24,9 @@ Every run is a block the gates measure, as in a conversation turn, so "verified"
 test failed before the fix, and a passing check executed the changed code. A turn whose trials all fail leaves the
 files as it found them (the reproduction test removed too). The model's own commands are never run here: its only
 job in a trial is the edit.
+
+What the model reads is :mod:`tomo.oi.trial_requests`; what makes its test a reproduction, :mod:`tomo.oi.repro_checks`;
+what a feature trial's change gets wrong before anything runs, :func:`tomo.oi.feature.half_written`.
 """
 
 from __future__ import annotations

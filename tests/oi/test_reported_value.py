@@ -14,9 +14,10 @@ import pytest
 
 from oi.oi_support import run_pytest
 from oi.test_honest_outcomes import TemperedScript
+from oi.test_suspects import ROMAN
 from oi.test_trials import block, engine_for
 from tomo.events import ListSink, Notice, ReproductionKept
-from tomo.oi.reported_value import reported_value_test, reported_values
+from tomo.oi.reported_value import asserts_reported, reported_value_test, reported_values
 from tomo.oi.trials import trial_turn
 
 TEXTSTATS = '''\
@@ -119,3 +120,37 @@ async def test_when_the_model_s_call_does_not_give_the_reported_value_its_own_te
                for t in said), said
     kept = sink.of(ReproductionKept)
     assert len(kept) == 1 and kept[0].by == "model" and kept[0].code == other
+
+
+ROMAN_TASK = "to_roman(9) returns 'VIV' instead of 'IX', and 19 gives 'XVIV'. Please fix it."
+NINETEEN = "from roman import to_roman\n\n\ndef test_nineteen():\n    assert to_roman(19) == 'XVIV'\n"
+
+
+def test_a_test_that_asserts_the_reported_value_on_the_task_s_input_asserts_the_bug():
+    values = reported_values(ROMAN_TASK)
+    assert asserts_reported(NINETEEN, values, ROMAN_TASK) == "'XVIV'"
+    assert asserts_reported(NINETEEN.replace("== 'XVIV'", "== 'XIX'"), values, ROMAN_TASK) is None  # the right one
+    flipped = NINETEEN.replace("to_roman(19) == 'XVIV'", "'XVIV' == to_roman(19)")
+    assert asserts_reported(flipped, values, ROMAN_TASK) == "'XVIV'"
+    assert asserts_reported(NINETEEN.replace("19", "29"), values, ROMAN_TASK) is None  # an input the task never writes
+    assert asserts_reported("def test_(:\n", values, ROMAN_TASK) is None
+
+
+async def test_a_second_test_asserting_the_reported_bug_leaves_the_task_s_examples_verdict(strict, tmp_path):
+    """The lab's repro-roman-nines (s42): the task's own example judged, the one-token search found the table's
+    order, and the model's second test asserted `to_roman(19) == 'XVIV'`, the value the task reports as the bug;
+    its failure put the right fix back. Now it is no test, and the task's examples' verdict stands."""
+    root = tmp_path / "roman"
+    (root / "tests").mkdir(parents=True)
+    (root / "roman.py").write_text(ROMAN)
+    (root / "tests" / "test_roman.py").write_text("from roman import to_roman\n\n\ndef test_one():\n"
+                                                  "    assert to_roman(1) == 'I'\n")
+    model = TemperedScript([block("python", NINETEEN)])
+    engine = engine_for(model, strict, root)
+    sink = ListSink()
+    await trial_turn(engine, [], ROMAN_TASK, sink, mutate=True)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("the second test is no test (it asserts 'XVIV' as the right result, which the task reports" in t
+               for t in said), said
+    assert engine.last.outcome == "verified", said
+    assert run_pytest(root, "test_nineteen.py", NINETEEN.replace("'XVIV'", "'XIX'")).returncode == 0

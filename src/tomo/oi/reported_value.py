@@ -86,6 +86,38 @@ def reported_value_test(code: str, values: Sequence[str], task: str = "") -> str
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+def asserts_reported(code: str, values: Sequence[str], task: str) -> str | None:
+    """The reported value (as the task writes it) that one of ``code``'s assertions expects as a call's right result,
+    on an input the task writes: ``assert to_roman(19) == 'XVIV'`` where the task says "19 gives 'XVIV'". Such a test
+    asserts the bug. None when no assertion does. Why: Qwen 1.5B's second test of repro-roman-nines asserted exactly
+    that, and its failure put back the right fix the task's own examples had passed."""
+    try:
+        tree = ast.parse(code)
+        wrong = [(v, ast.literal_eval(v)) for v in values]
+    except (SyntaxError, ValueError):
+        return None
+    for test in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")):
+        bound: dict[str, ast.expr] = {}
+        for statement in test.body:
+            if isinstance(statement, ast.Assign):
+                bound.update((t.id, statement.value) for t in statement.targets if isinstance(t, ast.Name))
+            if not (isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Compare)
+                    and len(statement.test.ops) == 1 and isinstance(statement.test.ops[0], ast.Eq)):
+                continue
+            compare = statement.test
+            for side, other in ((compare.left, compare.comparators[0]), (compare.comparators[0], compare.left)):
+                try:
+                    expected = ast.literal_eval(other)
+                except (ValueError, SyntaxError, TypeError):
+                    continue
+                same = next((source for source, value in wrong if type(value) is type(expected)
+                             and value == expected), None)
+                if same is not None and any(isinstance(n, ast.Call) for n in ast.walk(side)) \
+                        and _on_the_task_s_input(side, bound, task):
+                    return same
+    return None
+
+
 def _compared_call(test: ast.expr, wrong: Sequence[Any], task: str) -> ast.expr | None:
     """The side of ``CALL == LITERAL`` (either way round) that calls something, when the literal is none of
     ``wrong`` and the task does not state it: the model guessed another value than the one the task reports."""

@@ -89,7 +89,7 @@ from tomo.oi.project_tests import (
     with_pytest_fixtures,
 )
 from tomo.oi.prompts import system_prompt
-from tomo.oi.reported_value import reported_value_test, reported_values
+from tomo.oi.reported_value import asserts_reported, reported_value_test, reported_values
 from tomo.oi.repro_checks import (
     IDENTIFIER,
     MISSING_NAME,
@@ -492,6 +492,11 @@ class Trials:
         if placeholder:
             return code, (f"it reads {placeholder!r}, an example's placeholder, not a file: a test writes the files "
                           "it reads (pytest's tmp_path) and passes their paths")
+        values = reported_values(self.user)
+        bug = asserts_reported(code, values, self.user) if values else None
+        if bug is not None:
+            return code, (f"it asserts {bug} as the right result, which the task reports as what the code gives now "
+                          "(the bug): assert what the task says is right")
         return code, ""
 
     def _write_test(self, path: str, code: str) -> str:

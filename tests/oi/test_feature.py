@@ -16,6 +16,7 @@ from oi.test_trials import block, engine_for, shapes  # noqa: F401  (a fixture)
 from tomo.events import ListSink, Notice, ReproductionKept
 from tomo.oi.feature import (
     asked_for,
+    by_keyword,
     completions,
     missing,
     missing_keywords,
@@ -410,6 +411,38 @@ async def test_a_keyword_passed_on_to_a_function_that_lacks_it_is_a_fault_found_
     assert "`label` passes `sep` on to `join_words`, which has no such parameter (a TypeError when it runs)" in again
     assert (labels / "words.py").read_text() == HALF_WORDS.replace("chr(45)", "sep")
     assert engine.last.rounds == 2
+
+
+LIMITED = 'def join_words(words, limit=10):\n    return "-".join(w.lower() for w in words[:limit])\n'
+SEP_LIMITED = 'def join_words(words, limit=10, sep="-"):\n    return sep.join(w.lower() for w in words[:limit])\n'
+BY_POSITION = 'from words import join_words\n\n\ndef label(name, sep="-"):\n    return join_words(name.split(), sep)\n'
+
+
+def test_a_name_passed_by_position_into_a_parameter_of_another_name_is_passed_by_keyword():
+    sources = {"words.py": SEP_LIMITED, "labels.py": BY_POSITION}
+    assert by_keyword(sources, ["labels.py"]) == {"labels.py": (
+        BY_POSITION.replace("(name.split(), sep)", "(name.split(), sep=sep)"),
+        ["`sep` to `join_words` (by position it was `limit`)"])}
+    for call in ("(name.split(), limit)", "(name.split(), 5)", "(name.split(), sep, sep=sep)"):
+        assert by_keyword({**sources, "labels.py": BY_POSITION.replace("(name.split(), sep)", call)},
+                          ["labels.py"]) == {}  # the slot's own name, a constant, a keyword already given
+    assert by_keyword({**sources, "words.py": LIMITED}, ["labels.py"]) == {}  # no parameter of that name
+
+
+async def test_a_trial_s_name_passed_into_the_wrong_parameter_is_passed_by_keyword_and_verified(strict, labels):
+    """The lab's slug task (s42): `permalink` passed `separator` as `slugify`'s `max_length`, so every way to
+    finish `slugify` failed on a TypeError."""
+    (labels / "words.py").write_text(LIMITED)
+    task = SEP_TASK + " label('Hello World', sep='_') should give 'hello_world'."
+    second = "from labels import label\n\n\ndef test_plus():\n    assert label('A b', sep='+') == 'a+b'\n"
+    model = TemperedScript([two_halves(BY_POSITION, SEP_LIMITED), block("python", second)])
+    engine = engine_for(model, strict, labels)
+    sink = ListSink()
+    await trial_turn(engine, [], task, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert "tomo passed `sep` to `join_words` (by position it was `limit`) by keyword (labels.py)" in said, said
+    assert (labels / "labels.py").read_text() == BY_POSITION.replace("split(), sep)", "split(), sep=sep)")
+    assert engine.last.outcome == "verified", said
 
 
 BOX = ("class Box:\n    def __init__(self, name):\n        self.name = name\n        self.items = []\n\n"

@@ -64,6 +64,24 @@ async def test_a_stated_example_that_fails_now_is_the_reproduction_without_askin
                                                                             "task")]
 
 
+async def test_a_second_test_that_fails_where_the_task_s_examples_pass_leaves_the_fix_unverified(strict, shapes):
+    """The task's examples are the task's words: a model's second test that fails on a fix they pass is likelier
+    wrong than the fix (s42's temperature-convert: `convert(37, "F", "C") == approx(37.8)`, 100 read as 37). The fix
+    stays, never verified, and the failing test does not stay in the project."""
+    wrong_second = SECOND.replace("double(3) == 6", "double(3) == 7")
+    model = TemperedScript([block("python shapes.py", "def double(x):\n    return add(x, x)\n"),
+                            block("python", wrong_second)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double(2) returns 5 instead of 4. Please fix double.", sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("a second test, asked afresh, fails on this fix (tests/test_tomo_repro_2.py removed), while the "
+               "task's own examples pass: the fix stays: the turn stays unverified" in t for t in said), said
+    assert engine.last.outcome == "unverified" and engine.last.rounds == 2
+    assert "return add(x, x)\n" in (shapes / "shapes.py").read_text()
+    assert not (shapes / "tests" / "test_tomo_repro_2.py").exists()
+
+
 async def test_an_example_on_an_object_the_task_does_not_define_drops_only_itself(strict, shapes: Path):
     model = TemperedScript([block("python shapes.py", "def double(x):\n    return add(x, x)\n"),
                             block("python", SECOND)])

@@ -511,7 +511,8 @@ class Trials:
         lab saw Qwen 1.5B's test assert a footer for page 3 of 2, and a trial "fix" it by breaking `has_previous`,
         with the project's check green), and so is a project's one failing test (a trial passed `test_top_bracket`
         with `min(income - lower, upper is None or ...)`, wrong above it): a fix the second test fails is put back,
-        and both judge the next trials. A second test that is no test, or passes, leaves the verdict to the first;
+        and both judge the next trials, unless the first is the task's own examples: then the fix stays, unverified. A
+        second test that is no test, or passes, leaves the verdict to the first;
         when the first is the model's or the project's one failing test, a second that passes without the fix too,
         only repeats the first one's calls, is no test or fails by its own mistake (or no round is left for one)
         shows nothing more, and the turn stays unverified: the fix was checked once, by a weak judge. False: the
@@ -543,11 +544,18 @@ class Trials:
         if last.green and weak and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
                         f"checked once, {_judged_by(repro)}")
-        if last.green or why:
+        # the task's own examples are the task's words: a second test that fails where they pass is likelier wrong
+        # than the fix (s41/s42: `approx(37.78)`, `to_roman(19) == 'XVIV'`, `convert(37, ...)` put back right fixes)
+        overruled = not last.green and not why and repro.by == "task"
+        if last.green or why or overruled:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)
             self._record_restore()
             await self._command(self._check)  # the last check after the last change is the project's
+            if overruled:
+                self._doubt(f"a second test, asked afresh, fails on this fix ({path} removed), while the task's own "
+                            "examples pass: the fix stays")
+                return True
             said = "passes on the fix too" if last.green else f"fails by its own mistake ({why})"
             self.emit(Notice("info", f"a second test, asked afresh, {said}: {path} removed, the first test's "
                                      "verdict stands"))

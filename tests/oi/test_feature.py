@@ -427,6 +427,8 @@ def test_a_name_passed_by_position_into_a_parameter_of_another_name_is_passed_by
         assert by_keyword({**sources, "labels.py": BY_POSITION.replace("(name.split(), sep)", call)},
                           ["labels.py"]) == {}  # the slot's own name, a constant, a keyword already given
     assert by_keyword({**sources, "words.py": LIMITED}, ["labels.py"]) == {}  # no parameter of that name
+    required = SEP_LIMITED.replace("limit=10", "limit")  # by keyword, `limit` would be missing: a TypeError
+    assert by_keyword({**sources, "words.py": required}, ["labels.py"]) == {}
 
 
 async def test_a_trial_s_name_passed_into_the_wrong_parameter_is_passed_by_keyword_and_verified(strict, labels):

@@ -303,7 +303,8 @@ def by_keyword(sources: Mapping[str, str], changed: Iterable[str]) -> dict[str, 
             positional = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
             by_name = {a.arg for a in [*callee.args.args, *callee.args.kwonlyargs]}
             place, arg = len(call.args) - 1, call.args[-1]
-            if place < len(positional) and positional[place] != arg.id and arg.id in by_name and \
+            optional = place >= len(positional) - len(callee.args.defaults)  # left out, the slot keeps its default
+            if place < len(positional) and optional and positional[place] != arg.id and arg.id in by_name and \
                     arg.id not in positional[:place] and all(k.arg != arg.id for k in call.keywords):
                 edits.append((arg, f"{arg.id}={arg.id}"))
                 said.append(f"`{arg.id}` to `{call.func.id}` (by position it was `{positional[place]}`)")

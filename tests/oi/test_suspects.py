@@ -381,7 +381,8 @@ async def test_a_fix_that_only_the_project_s_failing_test_passes_is_caught_by_a_
     engine = engine_for(model, strict, root)
     sink = ListSink()
     await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
-    assert any("a second test, asked afresh, fails on this fix: ages.py put back" in n.text for n in sink.of(Notice))
+    assert any("a second test, asked afresh, fails on this fix: ages.py put back, and tests/test_tomo_repro.py judges "
+               "the next trials with the project's failing tests" in n.text for n in sink.of(Notice))
     assert engine.last.outcome == "verified" and engine.last.rounds == 3
     assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
     assert (root / "tests" / "test_tomo_repro.py").read_text() == child  # it judged the fix, so it stays

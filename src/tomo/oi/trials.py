@@ -568,8 +568,9 @@ class Trials:
                             f"{_judged_by(repro)}")
             return True
         self.emit(ReproductionKept(path, code, "second"))
+        first = repro.path or "the project's failing tests"  # None: those tests are the reproduction
         self.emit(Notice("warning", f"a second test, asked afresh, fails on this fix: {', '.join(fix)} put back, and "
-                                    f"{path} judges the next trials with {repro.path}"))
+                                    f"{path} judges the next trials with {first}"))
         self.failed = (self._diff(fix), tail(output, FAILURE_CHARS))
         self._put_back(fix)
         repro.guards.append((path, code))

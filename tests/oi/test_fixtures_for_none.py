@@ -2,8 +2,8 @@
 trial turn on the lab's `fix-route-same-stop` that reproduces the crash once tomo passes the fixture, in the real
 sandbox, judged at the end by the task's hidden tests.
 
-Every reproduction Qwen 1.5B wrote for that task in three lab runs called `fare(None, "Central", "Airport")`: it
-could not build a `Network`, and the project's test beside it passed its fixture `net`.
+Every reproduction Qwen 1.5B wrote for that task in the three lab runs before the rule (9 of 9) called
+`fare(None, ...)`: it could not build a `Network`, and the project's test beside it passed its fixture `net`.
 """
 
 from __future__ import annotations

@@ -154,8 +154,8 @@ def fixtures_for_none(code: str, files: Iterable[ProjectTest], task: str = "") -
     """``code`` with each ``None`` its tests pass where one of the project's tests passes a fixture to the same
     function in the same place (``fare(None, "Central", "Airport")`` beside the project's ``fare(net, ...)``)
     replaced by that fixture, made a parameter of the test (:func:`missing_fixtures` then copies it in). Why: every
-    reproduction Qwen 1.5B wrote for fix-route-same-stop in three lab runs (5 of 5) passed None for the network it
-    could not build, while the project's test beside it passed its fixture `net`. Not when the task speaks of None:
+    reproduction Qwen 1.5B wrote for fix-route-same-stop in the three lab runs before this (9 of 9) passed None for
+    the network it could not build, while the project's test beside it passed its fixture `net`. Not when the task speaks of None:
     then None may be the point. Returns the code and what was passed (`fare`'s `net`) for the notice."""
     if re.search(r"\bNone\b", task):
         return code, []

@@ -155,8 +155,8 @@ def fixtures_for_none(code: str, files: Iterable[ProjectTest], task: str = "") -
     function in the same place (``fare(None, "Central", "Airport")`` beside the project's ``fare(net, ...)``)
     replaced by that fixture, made a parameter of the test (:func:`missing_fixtures` then copies it in). Why: every
     reproduction Qwen 1.5B wrote for fix-route-same-stop in the three lab runs before this (9 of 9) passed None for
-    the network it could not build, while the project's test beside it passed its fixture `net`. Not when the task speaks of None:
-    then None may be the point. Returns the code and what was passed (`fare`'s `net`) for the notice."""
+    the network it could not build, while the project's test beside it passed its fixture `net`. Not when the task
+    speaks of None: then None may be the point. Returns the code and what was passed (`fare`'s `net`) for the notice."""
     if re.search(r"\bNone\b", task):
         return code, []
     try:

@@ -16,7 +16,7 @@ import ast
 import re
 from decimal import Decimal, InvalidOperation
 
-from tomo.oi.stated import source_of
+from tomo.oi.stated import equality_sides, source_of
 
 ADDS_UP = re.compile(r"\b(?:adds?|added|sums?|summed|totals?)\s+(?:up\s+)?to\b", re.IGNORECASE)
 """The task's words for a whole its parts must make: "add up to the bill", "sum to the total"."""
@@ -55,10 +55,9 @@ def _contradicted(code: str, test: ast.FunctionDef) -> tuple[str, str] | None:
     bound = {t.id: n.value for n in ast.walk(test) if isinstance(n, ast.Assign) and len(n.targets) == 1
              for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Call)}
     for node in ast.walk(test):
-        if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
-                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], ast.Eq)):
+        if not isinstance(node, ast.Assert):
             continue
-        for side, other in ((node.test.left, node.test.comparators[0]), (node.test.comparators[0], node.test.left)):
+        for side, other in equality_sides(node.test):
             call = bound.get(side.id) if isinstance(side, ast.Name) else side
             parts = _numbers(other)
             if not isinstance(call, ast.Call) or not parts:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tomo.oi.stated import literal_at
+from tomo.oi.stated import equality_sides, literal_at
 
 _REPORTED = re.compile(r"\b(?:returns|gives|yields|produces|prints|(?:comes?|came)\s+out\s+as|evaluates\s+to"
                        r"|(?:we|I)\s+get)\s+", re.IGNORECASE)
@@ -101,19 +101,12 @@ def asserts_reported(code: str, values: Sequence[str], task: str) -> str | None:
         for statement in test.body:
             if isinstance(statement, ast.Assign):
                 bound.update((t.id, statement.value) for t in statement.targets if isinstance(t, ast.Name))
-            if not (isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Compare)
-                    and len(statement.test.ops) == 1 and isinstance(statement.test.ops[0], ast.Eq)):
+            if not isinstance(statement, ast.Assert):
                 continue
-            compare = statement.test
-            for side, other in ((compare.left, compare.comparators[0]), (compare.comparators[0], compare.left)):
-                try:
-                    expected = ast.literal_eval(other)
-                except (ValueError, SyntaxError, TypeError):
-                    continue
+            for side, expected in _literal_sides(statement.test):
                 same = next((source for source, value in wrong if type(value) is type(expected)
                              and value == expected), None)
-                if same is not None and any(isinstance(n, ast.Call) for n in ast.walk(side)) \
-                        and _on_the_task_s_input(side, bound, task):
+                if same is not None and _on_the_task_s_input(side, bound, task):
                     return same
     return None
 
@@ -121,17 +114,23 @@ def asserts_reported(code: str, values: Sequence[str], task: str) -> str | None:
 def _compared_call(test: ast.expr, wrong: Sequence[Any], task: str) -> ast.expr | None:
     """The side of ``CALL == LITERAL`` (either way round) that calls something, when the literal is none of
     ``wrong`` and the task does not state it: the model guessed another value than the one the task reports."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return None
-    for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+    for side, expected in _literal_sides(test):
+        if all(expected != w for w in wrong) and not _stated_in(task, expected):
+            return side
+    return None
+
+
+def _literal_sides(test: ast.expr) -> list[tuple[ast.expr, Any]]:
+    """Each side of ``test`` (``SIDE == LITERAL``, either way round) that calls something, with the literal's value."""
+    found: list[tuple[ast.expr, Any]] = []
+    for side, other in equality_sides(test):
         try:
             expected = ast.literal_eval(other)
         except (ValueError, SyntaxError, TypeError):
             continue
-        if any(isinstance(n, ast.Call) for n in ast.walk(side)) and all(expected != w for w in wrong) and \
-                not _stated_in(task, expected):
-            return side
-    return None
+        if any(isinstance(n, ast.Call) for n in ast.walk(side)):
+            found.append((side, expected))
+    return found
 
 
 def _on_the_task_s_input(call: ast.expr, bound: dict[str, ast.expr], task: str) -> bool:

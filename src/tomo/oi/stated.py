@@ -231,6 +231,14 @@ def _stated(code: str, node: ast.expr, task: str | None = None) -> tuple[str, st
     return source_of(code, node), repr(round(0.5 * 10 ** -len(match.group(2)), len(match.group(2)) + 1))
 
 
+def equality_sides(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """``(a, b)`` and ``(b, a)`` for ``a == b`` (either side may be the call, the other the expected value); [] for
+    anything else."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        return [(node.left, node.comparators[0]), (node.comparators[0], node.left)]
+    return []
+
+
 def source_of(code: str, node: ast.AST) -> str:
     """``node``'s text in ``code`` ('' when it has no position)."""
     return ast.get_source_segment(code, node) or ""

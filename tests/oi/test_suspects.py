@@ -387,3 +387,23 @@ async def test_a_fix_that_only_the_project_s_failing_test_passes_is_caught_by_a_
     assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
     assert (root / "tests" / "test_tomo_repro.py").read_text() == child  # it judged the fix, so it stays
     assert "A fix must pass this second test too" in model.sent[2][-1].content  # and the next request shows it
+
+
+async def test_a_second_test_the_code_refuses_leaves_the_project_s_failing_test_the_judge(strict, tmp_path):
+    """s43 lost lru's right fix: the project's failing test passed it, and the second test's `LRUCache(0)` raised
+    the code's own "capacity must be at least 1", which put the fix back. An input the code refuses by design is
+    the second test's mistake: the fix stays, checked once by the project's test, so unverified."""
+    guarded = AGES.replace("    return age > ADULT", "    if age < 0:\n        raise ValueError(f'age must not be "
+                                                     "negative, got {age}')\n    return age > ADULT")
+    root = one_module(tmp_path / "ages", "ages", guarded, TEST_AGES)
+    fixed = guarded.replace("age > ADULT", "age >= ADULT")
+    negative = "from ages import is_adult\n\n\ndef test_unborn():\n    assert not is_adult(-1)\n"
+    model = TemperedScript([block("python ages.py", fixed.split("\n\n\n", 1)[1]), block("python", negative)])
+    engine = engine_for(model, strict, root)
+    sink = ListSink()
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
+    assert (root / "ages.py").read_text() == fixed
+    assert not (root / "tests" / "test_tomo_repro.py").exists()
+    assert engine.last.outcome == "unverified" and engine.last.rounds == 2
+    assert any("the second test fails by its own mistake, so the fix is checked once, by a test that covers one "
+               "case of the project" in n.text for n in sink.of(Notice))

@@ -538,9 +538,11 @@ class Trials:
             return True
         output = await self._command(self._write_test(path, code))
         last = self.gates.checks[-1]
-        # no `refusals` here: a second test the code refuses would leave the verdict to the first test, and the
-        # lab's first tests are often wrong; putting the fix back is the side that never claims too much
-        why = not_failing_by_the_problem(last.exit_code, output, self.user)
+        # an input the code refuses by design is the second test's mistake only when the first judge is not the
+        # model's: the lab's first tests are often wrong, and putting the fix back never claims too much; but s43
+        # put back lru's right fix for the project's failing test because `LRUCache(0)` raised the code's own
+        # "capacity must be at least 1"
+        why = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=repro.by != "model")
         if last.green and weak and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
                         f"checked once, {_judged_by(repro)}")

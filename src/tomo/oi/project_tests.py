@@ -123,6 +123,26 @@ def missing_fixtures(tree: ast.Module, files: Iterable[ProjectTest]) -> list[str
     return added
 
 
+def missing_helpers(names: Iterable[str], files: Iterable[ProjectTest]) -> list[str]:
+    """The sources to add so that ``names`` (what a test reads and nothing binds) exist: each a plain helper one of
+    the project's test files defines at the top (a function that builds a sample object, a class, a constant), with
+    what it uses; not a test, and not a fixture (pytest refuses a fixture called directly). Why: Qwen 1.5B's three
+    reproductions of repro-recipe-scaling in the s43 run each called `pancakes()`, the recipe-building helper of the
+    project's tests/test_recipes.py, without defining it, and tomo refused them as using a name nothing defines."""
+    files = list(files)
+    added: list[str] = []
+    for name in names:
+        if name.startswith("test"):
+            continue
+        for file in files:
+            node = file.definitions().get(name)
+            if node is None or getattr(node, "decorator_list", None):
+                continue
+            added += [s for s in file.with_helpers([name]) if s not in added]
+            break
+    return added
+
+
 def with_pytest_fixtures(code: str) -> tuple[str, list[str]]:
     """``code`` with each pytest fixture its tests use without asking for it (a free ``tmp_path``, or
     ``pytest.helpers.tmp_path``, which Qwen 1.5B wrote in three reproductions in a row) made a parameter of that

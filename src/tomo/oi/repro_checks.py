@@ -249,7 +249,12 @@ def defined_names(sources: Sequence[str]) -> list[str]:
     names: list[str] = []
     for source in sources:
         with contextlib.suppress(SyntaxError):
-            names += [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    names.append(node.name)
+                elif isinstance(node, ast.Assign | ast.AnnAssign):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    names += [t.id for t in targets if isinstance(t, ast.Name)]
     return names
 
 

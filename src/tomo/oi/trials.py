@@ -86,6 +86,7 @@ from tomo.oi.project_tests import (
     example_calling,
     fixtures_for_none,
     missing_fixtures,
+    missing_helpers,
     read_tests,
     with_pytest_fixtures,
 )
@@ -481,6 +482,12 @@ class Trials:
             emit(Notice("info", "tomo copied the fixtures the test asked for from the project's tests: "
                                 + ", ".join(defined_names(fixtures))))
         code, added = self._with_imports(code, imports)
+        helpers = missing_helpers(sorted(unbound(ast.parse(code))), tests)
+        if helpers:  # after the imports: a name the project's code defines is imported, not copied from a test
+            code, more = self._with_imports(_after_imports(code, helpers), imports)
+            added += more
+            emit(Notice("info", "tomo copied the helpers the test used from the project's tests: "
+                                + ", ".join(defined_names(helpers))))
         if added:
             emit(Notice("info", "tomo added the imports the test used without writing them: " + "; ".join(added)))
         unknown = sorted(unbound(ast.parse(code)))
@@ -1261,6 +1268,16 @@ def _protected(path: str, repro: Repro | None, *, feature: bool = False) -> bool
     if repro.path is None:
         return is_test_path(path)
     return path == repro.path or any(path == guard for guard, _code in repro.guards)
+
+
+def _after_imports(code: str, sources: Sequence[str]) -> str:
+    """``code`` with ``sources`` put after its leading imports (a copied constant may use what they import)."""
+    body = ast.parse(code).body
+    first = next((n for n in body if not isinstance(n, ast.Import | ast.ImportFrom)), None)
+    lines = code.splitlines(keepends=True)
+    decorators = getattr(first, "decorator_list", [])
+    at = len(lines) if first is None else min([first.lineno, *(d.lineno for d in decorators)]) - 1
+    return "".join(lines[:at]) + "\n\n" + "\n\n\n".join(sources) + "\n\n\n" + "".join(lines[at:]).lstrip("\n")
 
 
 def _judged_by(repro: Repro) -> str:

@@ -58,8 +58,8 @@ def test_a_helper_of_the_project_s_tests_is_copied_with_what_it_uses_but_never_a
         "    return 1\n\n\ndef test_big():\n    assert big() == 6\n")
     tests = read_tests(recipes)
     assert missing_helpers(["pancakes"], tests) == [
-        'def pancakes():\n    return Recipe("Pancakes", 4).add("flour", 200, "g").add("milk", "1/3", "l").add("egg", 2, '
-        '"pcs")']
+        'def pancakes():\n    return Recipe("Pancakes", 4).add("flour", 200, "g").add("milk", "1/3", "l")'
+        '.add("egg", 2, "pcs")']
     assert missing_helpers(["big"], tests) == ["LIMIT = 3", "def big(n=LIMIT):\n    return n * 2"]
     assert missing_helpers(["cake", "test_big", "nowhere"], tests) == []
 

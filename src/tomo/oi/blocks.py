@@ -39,7 +39,7 @@ class Block:
     end: int = 0  # the closing fence's line (the last line of the text when the block is not closed)
     target: str | None = None  # an edit block: the file it writes (relative, as the model wrote it)
     symbol: str | None = None  # an edit block anchored to one definition (``Class.method``)
-    inferred: bool = False  # an edit the harness recognised (no label): see tomo.oi.engine.Engine._recognise
+    inferred: bool = False  # an edit the harness recognised (no label): see tomo.oi.engine.Engine.recognise
 
     @property
     def runs(self) -> bool:

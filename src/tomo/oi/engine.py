@@ -197,11 +197,11 @@ class Engine:
         self.max_rewinds = max_rewinds
         self.last = TurnSummary()
         self._task: asyncio.Future[Any] | None = None
-        self._targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
+        self.targets: list[str] = []  # the context pack's best definitions (path::Name): what a push-back names
         self._task_line = ""
         self._in_block = False
         self._interrupts = 0
-        self._end = False
+        self.ended = False
         self._stale = False  # the last reply did nothing new: the next one is sampled hotter
 
     # ---- interrupts -------------------------------------------------------------------------------------------
@@ -211,11 +211,16 @@ class Engine:
         block runs, ends the turn. Safe to call from a signal handler on the engine's event loop."""
         self._interrupts += 1
         if self._interrupts >= 2 or not self._in_block:
-            self._end = True
+            self.ended = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    async def _guarded(self, work: Awaitable[T]) -> tuple[T | None, bool]:
+    def begin_turn(self) -> None:
+        """A new turn starts with no Ctrl-C counted, not ended, and no stale reply: what the last turn left of them
+        must not end or heat this one."""
+        self._interrupts, self.ended, self._stale = 0, False, False
+
+    async def guarded(self, work: Awaitable[T]) -> tuple[T | None, bool]:
         """Runs ``work`` so that :meth:`interrupt` can cancel it alone; returns (result, interrupted)."""
         task = asyncio.ensure_future(work)
         self._task = task
@@ -237,17 +242,17 @@ class Engine:
     async def turn(self, history: Sequence[Message], user: str, sink: Sink | None = None) -> list[Message]:
         sink = sink or NullSink()
         emit = sink.emit
-        self._interrupts, self._end, self._stale = 0, False, False
+        self.begin_turn()
         summary = self.last = TurnSummary()
-        new = [Message.user(self._with_context(user, history, emit))]
-        baseline = await self._baseline_failures()
+        new = [Message.user(self.with_context(user, history, emit))]
+        baseline = await self.baseline_failures()
         gates = TurnGates(self.root, exec_gate=self.exec_gate, repro=self.repro, claim_repro=self.claim == "repro")
         gates.start()
         told_unrunnable = False
         previous, repeats = "", 0
         try:
             while True:
-                if self._end:
+                if self.ended:
                     summary.ended_by = "interrupted"
                     break
                 if summary.rounds >= self.max_rounds:
@@ -256,7 +261,7 @@ class Engine:
                     break
                 emit(ModelThinking(AGENT, self.model.name, summary.rounds + 1))
                 started = time.perf_counter()
-                reply, interrupted = await self._guarded(self._ask([Message.system(self.system), *history, *new],
+                reply, interrupted = await self.guarded(self._ask([Message.system(self.system), *history, *new],
                                                                    emit))
                 if interrupted or reply is None:
                     summary.ended_by = "interrupted"
@@ -285,7 +290,7 @@ class Engine:
                     new.append(Message.user(f"[tomo: you sent the same reply {repeats + 1} times in a row; the turn "
                                             "ends here.]"))
                     break
-                found = self._recognise(extract(message.content))
+                found = self.recognise(extract(message.content))
                 if not found.actions:
                     note = found.skipped_note()
                     if note and not told_unrunnable:
@@ -307,7 +312,7 @@ class Engine:
                         summary.pushed_back += 1
                         emit(GateBlocked("change", "the model tried to end the turn with no file changed"))
                         new.append(Message.user(push_back_message(self.max_rounds - summary.rounds,
-                                                                  target=self._target())))
+                                                                  target=self.target())))
                         self._save(new)
                         continue
                     if not missing:
@@ -320,9 +325,9 @@ class Engine:
                 reports: list[str] = []
                 first_block = summary.blocks + 1
                 refused = await self._run_blocks(found.actions, summary, gates, reports, emit)
-                if self.check and not refused and not self._end and gates.unchecked():
+                if self.check and not refused and not self.ended and gates.unchecked():
                     reports.append(await self._run_check(summary, gates, emit, why="this reply changed code"))
-                if not refused and not self._end:
+                if not refused and not self.ended:
                     reports.extend(self._after_red(gates, first_block, reports, baseline))
                 if repeats:
                     reports.append("[tomo: this reply is the same as your previous one, so it did the same thing "
@@ -384,9 +389,9 @@ class Engine:
             if was is not None:
                 emit(Notice("info", f"the last reply did nothing new: this one is sampled at temperature "
                                     f"{self.retry_temperature:g} (it was {was:g})"))
-            return await self._ask_once(messages, emit)
+            return await self.ask_once(messages, emit)
 
-    async def _ask_once(self, messages: list[Message], emit: Callable[[Any], None], *,
+    async def ask_once(self, messages: list[Message], emit: Callable[[Any], None], *,
                         cap: int | None = None) -> Reply:
         """One reply, at most ``cap`` tokens when given (never more than the engine's own cap)."""
         limit = self.max_reply_tokens if cap is None else min(cap, self.max_reply_tokens or cap)
@@ -416,10 +421,10 @@ class Engine:
                 return True
             summary.blocks = number
             if block.edits:
-                reports.append(self._apply_edit(block, number, gates, emit))
+                reports.append(self.apply_edit_block(block, number, gates, emit))
                 continue
             reports.append(await self._run_block(block, number, gates, emit))
-            if self._end or gates.checks[-1].interrupted:
+            if self.ended or gates.checks[-1].interrupted:
                 rest = len(blocks) - index - 1
                 if rest:
                     reports.append(f"[tomo: the {rest} block(s) after block {number} did not run.]")
@@ -446,7 +451,7 @@ class Engine:
         started = time.monotonic()
         self._in_block = True
         try:
-            result, interrupted = await self._guarded(
+            result, interrupted = await self.guarded(
                 self.sandbox.run(argv, "argv", self.root, self.limits, on_output=keep))
         except SandboxError as exc:
             gates.record(number, block.runner, block.code, 126)
@@ -486,7 +491,7 @@ class Engine:
         emit(BlockStarted(round_, number, "shell", block.code))
         return await self._run_block(block, number, gates, emit)
 
-    def _apply_edit(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
+    def apply_edit_block(self, block: Block, number: int, gates: TurnGates, emit: Callable[[Any], None]) -> str:
         """An edit block: laid into its file by the harness (:mod:`tomo.oi.edits`), recorded as a change, not a
         check."""
         assert block.target is not None
@@ -508,7 +513,7 @@ class Engine:
             report += "\n[tomo: this block changed no file]"
         return report
 
-    async def _baseline_failures(self) -> set[str] | None:
+    async def baseline_failures(self) -> set[str] | None:
         """The tests that fail before the turn changes anything (the project's check, run by the harness, neither
         shown to the model nor counted as evidence), so a later failure can be told apart: already failing, or
         broken by this turn. None without a check, or when the check could not say (it did not run tests)."""
@@ -533,11 +538,11 @@ class Engine:
         if edited:
             file: str | None = edited[-1]
         else:
-            target = self._target()
+            target = self.target()
             file = target[0] if target else None
         return [next_step(failed_tests("\n".join(reports)), baseline, file)]
 
-    def _recognise(self, found: Extraction) -> Extraction:
+    def recognise(self, found: Extraction) -> Extraction:
         """Python blocks that say where their code belongs are edits of that file: a first line naming an existing
         file (``# pkg/mod.py``), or (``infer_edits``) a block that only defines functions and classes whose names
         are defined in exactly one file of the project. Running such a block would change nothing: it defines names
@@ -557,15 +562,15 @@ class Engine:
         names = definitions_only(block)
         if not names:
             return None
-        homes = self._homes(names)
+        homes = self.homes(names)
         files = {p for n in names for p in homes.get(n, [])}
         if len(files) != 1 or any(len(set(homes.get(n, []))) > 1 for n in names):
             return None
         return files.pop()
 
-    def _target(self) -> tuple[str, str] | None:
+    def target(self) -> tuple[str, str] | None:
         """(file, definition name) of the context pack's best definition, for a push-back's example."""
-        for key in self._targets:
+        for key in self.targets:
             path, _, qual = key.partition("::")
             if path and qual and (self.root / path).is_file():
                 return path, qual.rsplit(".", 1)[-1]
@@ -589,7 +594,7 @@ class Engine:
         names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
         if not names:
             return ""
-        homes = self._homes(names)
+        homes = self.homes(names)
         where = "; ".join(f"`{n}` is defined in {', '.join(sorted(set(homes[n]))[:3])}" for n in names if homes.get(n))
         shown = ", ".join(f"`{n}`" for n in names[:4])
         target = next((homes[n][0] for n in names if homes.get(n)), "path/to/module.py")
@@ -598,7 +603,9 @@ class Engine:
                 + f"To change a file, label the block with it and write the whole new definition:\n```python {target}\n"
                   f"def {names[0]}(...):\n    ...\n```\nthen run the tests in a separate block.")
 
-    def _homes(self, names: list[str]) -> dict[str, list[str]]:
+    def homes(self, names: list[str]) -> dict[str, list[str]]:
+        """The project files that define each of ``names`` (by prism's graph), for the edits and imports a reply
+        leaves unsaid; empty when the graph cannot be read, since a hint never fails a block."""
         try:
             from tomo.prism import Graph
 
@@ -618,7 +625,7 @@ class Engine:
             env = {**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]}
         return ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *command]
 
-    def _with_context(self, user: str, history: Sequence[Message], emit: Callable[[Any], None], *,
+    def with_context(self, user: str, history: Sequence[Message], emit: Callable[[Any], None], *,
                       first_step: bool = True) -> str:
         """The user's task, with the context pack appended on a session's first turn (when the pack is available),
         and (``first_step``) the line that says what the first reply should be."""
@@ -636,7 +643,7 @@ class Engine:
             return user
         for note in getattr(pack, "notes", None) or ():
             emit(Notice("info", f"context pack: {note}"))
-        self._targets = [str(x) for x in (getattr(pack, "symbols", None) or [])[:3]]
+        self.targets = [str(x) for x in (getattr(pack, "symbols", None) or [])[:3]]
         text = str(getattr(pack, "text", "") or "").strip()
         if not text:
             return user
@@ -645,7 +652,7 @@ class Engine:
     def _first_step(self) -> str:
         """The last words of the first message: what to write first, in the edit form. A small model does what the
         most recent line asks; left to itself its first reply is often the summary it was told to end with."""
-        target = self._target()
+        target = self.target()
         where = (f"the complete corrected code of `{target[1]}` (or of whichever definition needs the change) in a "
                  f"block labeled with its file, ```python {target[0]}" if target else
                  "the complete corrected code in a block labeled with its file, ```python path/to/module.py")

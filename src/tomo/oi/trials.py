@@ -210,7 +210,7 @@ class Trials:
             self._passed()
             return
         while self._rounds_left(repro):
-            if self.engine._end:
+            if self.engine.ended:
                 raise _Interrupted
             if await self._trial(task, repro) and await self._confirmed(task, repro):
                 if self.asked and repro is None:  # a red check of a trial put back is no reproduction of it
@@ -587,7 +587,7 @@ class Trials:
 
     async def _trial(self, task: str, repro: Repro | None) -> bool:
         """One trial: True when its fix made the reproduction and the check pass (the turn ends)."""
-        target = self._tested(repro) or self.engine._target()
+        target = self._tested(repro) or self.engine.target()
         is_class = target is not None and self._is_class(*target)
         focus, by_line = self._focus()
         if self.asked:
@@ -610,7 +610,7 @@ class Trials:
             self.seen.add("")
             self.stale += 1
             return False
-        reports = [self.engine._apply_edit(b, self._next_block(), self.gates, self.emit) for b in edits]
+        reports = [self.engine.apply_edit_block(b, self._next_block(), self.gates, self.emit) for b in edits]
         changed = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
         for path, (now, keywords) in by_keyword(self._sources(changed), changed).items():
             (self.engine.root / path).write_text(now, encoding="utf-8")
@@ -683,7 +683,7 @@ class Trials:
                                  "(an operator, a bound, a guard, a table's order), each judged by the reproduction "
                                  "and the check, before it asks the model for a fix"))
         for path, mutant in candidates:
-            if self.engine._end:
+            if self.engine.ended:
                 raise _Interrupted
             weak = repro.by in ("model", "reported")
             if await self._mutant_trial(path, mutant, repro) and (weak or await self._confirmed(task, repro)):
@@ -775,7 +775,7 @@ class Trials:
                                      "call, each judged like a fix" +
                                      (f", with {aside} as the turn found it" if aside else "")))
         for way in ways:
-            if self.engine._end:
+            if self.engine.ended:
                 raise _Interrupted
             if await self._mutant_trial(path, way, repro, restore=text):
                 self.emit(Notice("info", f"tomo finished the trial's change: {way.what} ({path}, line {way.line})"))
@@ -928,7 +928,7 @@ class Trials:
 
     def _edits(self, text: str, repro: Repro | None) -> list[Block]:
         """The edit blocks of ``text`` for project files a trial may change (never the reproduction)."""
-        blocks = self.engine._recognise(extract(text)).blocks
+        blocks = self.engine.recognise(extract(text)).blocks
         return [b for b in blocks if b.edits and b.target and not self._protected(b.target, repro)]
 
     def _rounds_left(self, repro: Repro | None) -> bool:
@@ -953,8 +953,8 @@ class Trials:
         self.messages = [Message.user(text)]
         started = time.perf_counter()
         with at_temperature(engine.model, heat if heat is not None else engine.retry_temperature if hot else None):
-            reply, interrupted = await engine._guarded(
-                engine._ask_once([Message.system(self.system), *self.messages], self.emit, cap=TRIAL_REPLY_TOKENS))
+            reply, interrupted = await engine.guarded(
+                engine.ask_once([Message.system(self.system), *self.messages], self.emit, cap=TRIAL_REPLY_TOKENS))
         if interrupted or reply is None:
             raise _Interrupted
         summary.rounds += 1
@@ -994,7 +994,7 @@ class Trials:
             return None
         called = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
         names = list(dict.fromkeys(called))
-        homes = self.engine._homes(names) if names else {}
+        homes = self.engine.homes(names) if names else {}
         for name in names:
             paths = sorted(set(homes.get(name, [])))
             if len(paths) == 1 and not is_test_path(paths[0]):
@@ -1006,9 +1006,9 @@ class Trials:
         feature (`has no attribute 'cancel'`): what ran then is the code around the gap, not the place to fill it."""
         if MISSING_NAME.search(repro.output) or self._new_names():
             return
-        tested = self._tested(repro) or self.engine._target()
+        tested = self._tested(repro) or self.engine.target()
         preferred = [tested] if tested else []
-        preferred += [(k.partition("::")[0], k.partition("::")[2]) for k in self.engine._targets]
+        preferred += [(k.partition("::")[0], k.partition("::")[2]) for k in self.engine.targets]
         self.ran = {path: set(lines) for path, lines in self.gates.checks[-1].lines.items()}
         self.suspects = suspects(self.engine.root, self.ran, repro.output, preferred)
         if self.suspects:
@@ -1023,7 +1023,7 @@ class Trials:
         words = [w for w in dict.fromkeys(m.group(1) for m in CALL.finditer(self.user)) if w not in BUILTINS]
         if not words:
             return []
-        homes = self.engine._homes(words)
+        homes = self.engine.homes(words)
         root = self.engine.root
         imported = {name for rel in self.gates.baseline.hashes if rel.endswith(".py")
                     for line in imports_of(root / rel) for name in bindings(line)}  # `date` is no new name
@@ -1115,13 +1115,13 @@ class Trials:
     def _subject(self, called: Sequence[str]) -> tuple[str, str] | None:
         """(module, name) for the reproduction's example: the first function the task calls (``called``), else the
         context pack's best definition (a method's class)."""
-        homes = self.engine._homes(list(called)) if called else {}
+        homes = self.engine.homes(list(called)) if called else {}
         for name in called:
             paths = sorted(set(homes.get(name, [])))
             module = module_of(paths[0]) if len(paths) == 1 else None
             if module:
                 return module, name
-        for key in self.engine._targets:
+        for key in self.engine.targets:
             path, _, qual = key.partition("::")
             module = module_of(path)
             if module and qual:
@@ -1132,7 +1132,7 @@ class Trials:
         """The project's functions the task's own words call (``name(...)``): what the reproduction should call.
         Measured: asked to use the task's example, Qwen 1.5B tested a neighbouring function instead."""
         words = list(dict.fromkeys(m.group(1) for m in CALL.finditer(self.user)))
-        homes = self.engine._homes(words) if words else {}
+        homes = self.engine.homes(words) if words else {}
         return [w for w in words if homes.get(w)]
 
     def _with_imports(self, code: str, test_imports: Sequence[str]) -> tuple[str, list[str]]:
@@ -1144,7 +1144,7 @@ class Trials:
         missing = unbound(tree)
         if not missing:
             return code, []
-        homes = self.engine._homes(sorted(missing))
+        homes = self.engine.homes(sorted(missing))
         defined: dict[str, str] = {}
         for name, paths in homes.items():
             modules = {module_of(p) for p in paths} - {None}
@@ -1220,9 +1220,9 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
         emit(Notice("warning", "trials need a first turn and a pytest check (--check); this turn is a conversation"))
         return await engine.turn(history, user, sink)
     summary = engine.last = TurnSummary()
-    engine._interrupts, engine._end = 0, False
-    task = engine._with_context(user, history, emit, first_step=False)
-    baseline = await engine._baseline_failures()
+    engine.begin_turn()
+    task = engine.with_context(user, history, emit, first_step=False)
+    baseline = await engine.baseline_failures()
     gates = TurnGates(engine.root, exec_gate=engine.exec_gate, repro=engine.repro,
                       claim_repro=engine.claim == "repro")
     gates.start()

@@ -407,3 +407,20 @@ async def test_a_second_test_the_code_refuses_leaves_the_project_s_failing_test_
     assert engine.last.outcome == "unverified" and engine.last.rounds == 2
     assert any("the second test fails by its own mistake, so the fix is checked once, by a test that covers one "
                "case of the project" in n.text for n in sink.of(Notice))
+
+
+async def test_a_refusal_the_fix_itself_added_is_no_mistake_of_the_second_test(strict, tmp_path):
+    """The code as the turn found it takes `is_adult(-1)`; a fix that makes it raise is what the second test
+    caught, so the fix is put back as before."""
+    root = one_module(tmp_path / "ages", "ages", AGES, TEST_AGES)
+    raising = ("def is_adult(age):\n    if age < 0:\n        raise ValueError(f'age must not be negative, got {age}')\n"
+               "    return age >= ADULT\n")
+    negative = "from ages import is_adult\n\n\ndef test_unborn():\n    assert not is_adult(-1)\n"
+    model = TemperedScript([block("python ages.py", raising), block("python", negative),
+                            {"content": "```\n6:     return age >= ADULT\n```"}])
+    engine = engine_for(model, strict, root)
+    sink = ListSink()
+    await trial_turn(engine, [], "is_adult(18) is False, but 18-year-olds may sign. Fix it.", sink)
+    assert any("a second test, asked afresh, fails on this fix: ages.py put back" in n.text for n in sink.of(Notice))
+    assert (root / "ages.py").read_text() == AGES.replace("age > ADULT", "age >= ADULT")
+    assert engine.last.outcome == "verified" and engine.last.rounds == 3

@@ -93,7 +93,7 @@ def not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, r
     ``Order.cancel``); otherwise the test made it up (the lab saw ``cart.total(cart.prices)``). A name the task asks
     for that cannot be imported yet fails at collection (pytest exit 2), and that counts too.
 
-    With ``refusals`` (a first reproduction), also an input the code refuses (:func:`_refused`)."""
+    With ``refusals`` (a first reproduction), also an input the code refuses (:func:`refused_input`)."""
     if exit_code == 0:
         return PASSES
     asked = set(IDENTIFIER.findall(task))
@@ -109,7 +109,7 @@ def not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, r
     fault = _TEST_OWN_FAULT.search(output)
     if fault:
         return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
-    refused = _refused(output, task) if refusals else ""
+    refused = refused_input(output, task) if refusals else ""
     if refused:
         return refused
     error = reported_error(task)
@@ -121,7 +121,7 @@ def not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, r
     return ""
 
 
-def _refused(output: str, task: str) -> str:
+def refused_input(output: str, task: str) -> str:
     """Why a test fails by what it gave the code rather than by the problem ('' if not): an exception a `raise`
     statement outside the tests throws on purpose, or a file that does not exist, when the task names neither.
 

@@ -77,7 +77,7 @@ from tomo.oi.feature import (
     widened,
     without,
 )
-from tomo.oi.gates import TurnGates, is_test_path
+from tomo.oi.gates import Check, TurnGates, is_test_path
 from tomo.oi.left_alone import left_alone_test, says_left_alone
 from tomo.oi.line_fix import numbered_view, reply_fix, spans_of
 from tomo.oi.mutants import MAX_MUTANTS, Mutant, mutants
@@ -106,6 +106,7 @@ from tomo.oi.repro_checks import (
     not_a_test,
     not_failing_by_the_problem,
     placeholder_path,
+    refused_input,
     repeated_calls,
     unbound,
 )
@@ -408,17 +409,29 @@ class Trials:
         """Whether the second test at ``path``, green on the fix, is green without it too (the fix set aside for one
         run, then laid in again): then it is no evidence about the fix. Why: the lab's model wrote second tests of
         what already worked as often as of the problem."""
+        run, _output = await self._without(fix, path)
+        if run.green:
+            self.gates.set_aside(run)
+        return run.green
+
+    async def _refused_without(self, fix: Sequence[str], path: str) -> bool:
+        """Whether the second test at ``path``, refused by the code on the fix, is refused without the fix too: then
+        the refusal is the code's design, not something the fix added (a fix may raise where it should not)."""
+        run, output = await self._without(fix, path)
+        self.gates.set_aside(run)
+        return not run.green and bool(refused_input(output, self.user))
+
+    async def _without(self, fix: Sequence[str], path: str) -> tuple[Check, str]:
+        """The run (and output) of the test at ``path`` with the fix set aside once, then the fix laid in again."""
         laid = {p: (self.engine.root / p).read_bytes() for p in fix if (self.engine.root / p).exists()}
         self.gates.put_back(fix)
         self._record_restore()
-        await self._command(f"{self._check} {shlex.quote(path)}")
-        passed = self.gates.checks[-1].green
-        if passed:
-            self.gates.set_aside(self.gates.checks[-1])
+        output = await self._command(f"{self._check} {shlex.quote(path)}")
+        run = self.gates.checks[-1]
         for rel, data in laid.items():
             (self.engine.root / rel).write_bytes(data)
         self._record_restore()
-        return passed
+        return run, output
 
     def _test_sources(self, ids: Sequence[str]) -> str:
         """The source of the project's tests ``ids`` (``path::name``, ``path::Class::name[case]``): what its failing
@@ -545,11 +558,14 @@ class Trials:
             return True
         output = await self._command(self._write_test(path, code))
         last = self.gates.checks[-1]
-        # an input the code refuses by design is the second test's mistake only when the first judge is not the
-        # model's: the lab's first tests are often wrong, and putting the fix back never claims too much; but s43
-        # put back lru's right fix for the project's failing test because `LRUCache(0)` raised the code's own
-        # "capacity must be at least 1"
-        why = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=repro.by != "model")
+        # an input the code refuses by design (the code as the turn found it refuses it too: a fix may add a wrong
+        # raise) is the second test's mistake, when the first judge is not the model's: the lab's first tests are
+        # often wrong, and putting the fix back never claims too much; but s43 put back lru's right fix for the
+        # project's failing test because `LRUCache(0)` raised the code's own "capacity must be at least 1"
+        why = not_failing_by_the_problem(last.exit_code, output, self.user)
+        refused = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=True) if not why else ""
+        if refused and repro.by != "model" and await self._refused_without(fix, path):
+            why = refused
         if last.green and weak and await self._passes_without(fix, path):
             self._doubt("the second test passes without the fix too, so it shows nothing about the fix, which is "
                         f"checked once, {_judged_by(repro)}")

@@ -56,9 +56,10 @@ def tasks_command(
 def run_command(
     suite: str = typer.Argument(..., metavar="SUITE", help="A bundled suite (small, heldout) or a suite directory."),
     model: list[str] = typer.Option(..., "--model", metavar="SPEC",
-                                    help=f"A model spec ({MODEL_SPECS}; repeat for several), or 'reference': the "
+                                    help=f"A model spec ({MODEL_SPECS}; repeat for several), 'reference': the "
                                          "engine ceiling, a scripted model replaying each task's reference "
-                                         "solution."),
+                                         "solution, or 'replay:VARIANT': the replies of VARIANT's recorded runs "
+                                         "in this --db, replayed through this build."),
     variant: list[str] = typer.Option(["strict"], "--variant", metavar="NAME[=FLAGS]",
                                       help="NAME=\"run --exec-gate ...\" (repeat for several), or a preset: plain, "
                                            "gated, strict, oi-strict, mini (the mini-swe-agent peer)."),
@@ -103,6 +104,11 @@ def run_command(
 
         system_url(url)  # a URL the queue cannot live beside is a usage error before anything is planned
     store = LabStore(url)
+    replays = _replays(store, loaded.name, model)
+    if replays and distributed:
+        store.close()
+        raise ConfigError("a replay (--model replay:VARIANT) runs here, not on the queue",
+                          hint="leave out --distributed: a replay needs no model, and takes minutes")
     jobs = plan(loaded, chosen, variants, model, repeats, store.keys())
     skipped = len(chosen) * len(variants) * len(model) * repeats - len(jobs)
     err = rich_console(stderr=True)
@@ -111,7 +117,7 @@ def run_command(
     if not jobs:
         say("nothing to run: every run is recorded (see `tomo lab report`)")
         return
-    settings = RunSettings(timeout_s=timeout, keep=keep, mini_steps=mini_steps)
+    settings = RunSettings(timeout_s=timeout, keep=keep, mini_steps=mini_steps, replays=replays)
     if distributed:
         try:
             failed = _run_distributed(store, url, loaded, jobs, settings, parallel, as_json, err)
@@ -155,6 +161,22 @@ def run_command(
     if failed:
         err.print(f"{failed} run(s) ended in an error (see `tomo lab report --runs`)", highlight=False)
         raise typer.Exit(1)
+
+
+def _replays(store: LabStore, suite: str, models: list[str]) -> dict[tuple[str, str, int], list[str]]:
+    """The recorded replies each ``replay:VARIANT`` model answers with, by (spec, task, repeat)."""
+    from tomo.lab.replay import replayed_variant, replies_by_run
+
+    wanted = [(m, v) for m in models if (v := replayed_variant(m)) is not None]
+    if not wanted:
+        return {}
+    records = store.records(suite)
+    try:
+        return {(spec, task, repeat): replies for spec, variant in wanted
+                for (task, repeat), replies in replies_by_run(records, suite, variant).items()}
+    except ConfigError:
+        store.close()
+        raise
 
 
 def _errored(record: RunRecord) -> bool:

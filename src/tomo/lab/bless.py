@@ -17,6 +17,7 @@ import tomo
 from tomo.errors import ConfigError
 from tomo.lab.records import RunRecord
 from tomo.lab.report import Row, rows, short_model
+from tomo.lab.replay import replayed_variant
 from tomo.lab.runner import REFERENCE, machine
 
 NEAR = 0.8
@@ -45,7 +46,7 @@ def bless(suite: str, records: list[RunRecord], *, when: datetime | None = None)
     models: list[dict[str, Any]] = []
     best_by_model: dict[str, Row] = {}
     for row in table:
-        if row.model == REFERENCE or row.variant not in ceilings:
+        if row.model == REFERENCE or replayed_variant(row.model) is not None or row.variant not in ceilings:
             continue
         best = best_by_model.get(row.model)
         # equal rates: the variant measured on more tasks says more (3/11 and 6/22 are both 27%)

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,8 @@ from typing import Any
 import tomo
 from tomo.errors import ConfigError
 from tomo.lab.records import LabStore, RunRecord
+from tomo.lab.replay import replayed_variant
+from tomo.lab.replay import write_script as replay_script
 from tomo.lab.suite import Suite, Task
 
 REFERENCE = "reference"
@@ -111,8 +113,9 @@ def plan(suite: Suite, tasks: list[Task], variants: list[Variant], models: list[
          done: set[tuple[str, str, str, str, str, int]]) -> list[Job]:
     """Every (task, variant, model, repeat) not yet recorded: task-major, so a partial lab compares variants on the
     same tasks, and the kinds taken in turn, so it covers fixes, renames, features and repros alike."""
+    # the mini-swe-agent peer has no engine for a ceiling, nor a transcript of tomo's for a replay
     jobs = [Job(t, v, m, r) for r in range(repeats) for t in _kinds_in_turn(tasks) for m in models for v in variants
-            if not (m == REFERENCE and v.verb == "mini")]  # the ceiling is tomo's engine's; the peer has none
+            if not ((m == REFERENCE or replayed_variant(m) is not None) and v.verb == "mini")]
     return [j for j in jobs if j.key(suite.name) not in done]
 
 
@@ -135,6 +138,8 @@ class RunSettings:
     python: str = sys.executable
     keep: Path | None = None
     mini_steps: int = 30
+    replays: dict[tuple[str, str, int], list[str]] = field(default_factory=dict)
+    """(``replay:VARIANT`` spec, task, repeat) -> the recorded replies that answer that run (:mod:`tomo.lab.replay`)."""
 
 
 def tomo_build() -> str:
@@ -240,7 +245,7 @@ class AgentResult:
 def tomo_argv(job: Job, copy: Path, transcript: Path, python: str, script: Path | None = None) -> list[str]:
     model = f"scripted:{script}" if script is not None else job.model
     flags = job.variant.flags
-    if script is not None and not _trials(flags):  # a replay cannot see assist's plan handles: the ceiling goes
+    if job.model == REFERENCE and not _trials(flags):  # a replay cannot see assist's plan handles: the ceiling goes
         flags = _without_engine(flags)  # through the oi engine (trials keep --engine auto: the harness renames alone)
     unattended = ["--yes"] if job.variant.verb == "run" and "--yes" not in flags and "-y" not in flags else []
     return [python, "-m", "tomo", job.variant.verb, job.task.prompt, "--root", str(copy), "--model", model,
@@ -282,6 +287,12 @@ def _run_agent(job: Job, copy: Path, scratch: Path, settings: RunSettings) -> Ag
             from tomo.lab.ceiling import write_script
 
             script = write_script(job.task, job.variant.flags, scratch / "reference.json")
+        elif replayed_variant(job.model) is not None:
+            replies = settings.replays.get((job.model, job.task.id, job.repeat))
+            if replies is None:
+                return AgentResult(-1, False, "error", error=f"{job.model}: no recorded run of {job.task.id} "
+                                                             f"(repeat {job.repeat}) to replay")
+            script = replay_script(replies, scratch / "replay.json")
         argv = tomo_argv(job, copy, transcript, settings.python, script)
     code, stdout, stderr, timed_out = _spawn(argv, env, settings.timeout_s)
     text = transcript.read_text(encoding="utf-8", errors="replace") if transcript.is_file() else ""

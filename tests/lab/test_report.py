@@ -61,3 +61,12 @@ def test_markdown_and_json_carry_the_same_figures() -> None:
     data = to_json(records)
     gated = next(r for r in data["rows"] if r["variant"] == "gated")  # type: ignore[union-attr]
     assert gated["false_claims"] == 1 and gated["solved"] == 1 and gated["ci95"][0] < 0.5 < gated["ci95"][1]
+
+
+def test_a_replay_is_paired_with_the_runs_it_replays_not_with_the_ceiling() -> None:
+    recorded = [rec("a", "s43", True), rec("b", "s43", False), rec("c", "s43", False)]
+    ceiling = [rec(t, "s43", True, model="reference") for t in "abc"]
+    replayed = [rec("a", "r44", True, model="replay:s43"), rec("b", "r44", True, model="replay:s43")]
+    (pair,) = pairs(recorded + ceiling + replayed)
+    assert (pair.model, pair.a, pair.b, pair.pairs, pair.both, pair.only_a, pair.only_b) == (
+        "replay:s43", "s43", "r44", 2, 1, 0, 1)

@@ -16,8 +16,8 @@ from typing import Any
 import tomo
 from tomo.errors import ConfigError
 from tomo.lab.records import RunRecord
-from tomo.lab.report import Row, rows, short_model
 from tomo.lab.replay import replayed_variant
+from tomo.lab.report import Row, rows, short_model
 from tomo.lab.runner import REFERENCE, machine
 
 NEAR = 0.8

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from statistics import mean, median
 
 from tomo.lab.records import RunRecord
+from tomo.lab.replay import replayed_variant
 
 Z95 = 1.959963984540054
 
@@ -112,11 +113,20 @@ def pairs(records: Iterable[RunRecord]) -> list[Pair]:
         for model_b, b in keys[i + 1:]:
             if model_b != model:
                 continue
-            shared = verdicts[(model, a)].keys() & verdicts[(model, b)].keys()
-            va, vb = verdicts[(model, a)], verdicts[(model, b)]
-            out.append(Pair(model, a, b, len(shared), sum(va[k] and vb[k] for k in shared),
-                            sum(va[k] and not vb[k] for k in shared), sum(vb[k] and not va[k] for k in shared)))
+            out.append(_paired(model, a, b, verdicts[(model, a)], verdicts[(model, b)]))
+    # a replay (model `replay:V`) against the runs it replays: variant V on the model that recorded it
+    for model, b in keys:
+        source = replayed_variant(model)
+        for recorded, a in keys if source is not None else []:
+            if a == source and replayed_variant(recorded) is None and recorded != "reference":
+                out.append(_paired(model, a, b, verdicts[(recorded, a)], verdicts[(model, b)]))
     return out
+
+
+def _paired(model: str, a: str, b: str, va: dict[tuple[str, int], bool], vb: dict[tuple[str, int], bool]) -> Pair:
+    shared = va.keys() & vb.keys()
+    return Pair(model, a, b, len(shared), sum(va[k] and vb[k] for k in shared),
+                sum(va[k] and not vb[k] for k in shared), sum(vb[k] and not va[k] for k in shared))
 
 
 def short_model(spec: str) -> str:

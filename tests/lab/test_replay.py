@@ -55,19 +55,24 @@ def test_a_replay_answers_with_the_recorded_replies_and_the_oracle_judges(run_to
     db = tmp_path / "lab.sqlite"
     store = LabStore(f"sqlite:///{db}")
     store.add(recorded("fix-lru-eviction", SECOND))
+    store.add(recorded("fix-split-bill"))  # a run in which the model said nothing tomo kept
     store.close()
     args = ("lab", "run", "small", "--model", "replay:s43", "--variant", f"s44={FLAGS}", "--task",
-            "fix-lru-eviction", "--task", "fix-split-bill", "--db", str(db), "--json", "--keep", str(tmp_path / "k"))
+            "fix-lru-eviction", "--task", "fix-split-bill", "--task", "rename-max-attempts", "--db", str(db),
+            "--json", "--keep", str(tmp_path / "k"))
     done = run_tomo(*args, timeout=600)
     lines = {r["task"]: r for r in (json.loads(x) for x in done.stdout.splitlines() if x.startswith("{"))}
-    lru, split = lines["fix-lru-eviction"], lines["fix-split-bill"]
+    lru, split, rename = lines["fix-lru-eviction"], lines["fix-split-bill"], lines["rename-max-attempts"]
     assert lru["model"] == "replay:s43" and lru["variant"] == "s44", lru
     assert lru["solved"] and not lru["claim"] and lru["outcome"] == "unverified", lru
     kept = (tmp_path / "k" / "fix-lru-eviction-s44-replay_s43-0" / "transcript.jsonl").read_text()
     assert recorded_replies(kept) == [SECOND]
-    # no recorded run of split-bill: an error in its record, and the lab's exit says a run failed
-    assert not split["solved"] and split["outcome"] == "error" and "no recorded run of fix-split-bill" in split["error"]
-    assert done.returncode == 1 and "1 run(s) ended in an error" in done.stderr
+    # the replies run out: the record's error says so first; no recorded run at all: its error says that
+    assert not split["solved"] and split["outcome"] == "error", split
+    assert split["error"].startswith("an error: the scripted model") and "has no reply left (it held 0)" in \
+        split["error"].splitlines()[0], split["error"]
+    assert not rename["solved"] and "no recorded run of rename-max-attempts" in rename["error"], rename
+    assert done.returncode == 1 and "2 run(s) ended in an error" in done.stderr
 
 
 def test_a_replay_is_refused_before_anything_runs_when_nothing_can_be_replayed(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -312,9 +312,10 @@ def _from_json(code: int, data: dict[str, Any], transcript: str, stderr: str) ->
     usage = summary.get("usage") or {}
     claim = bool(summary.get("verified", summary.get("submitted", False)))
     outcome = str(summary.get("outcome") or ("verified" if claim else "unverified"))
+    said = str(summary.get("reason") or "") if outcome == "error" else ""  # what went wrong, before the log's tail
     return AgentResult(code, claim, outcome, int(usage.get("input_tokens") or 0),
                        int(usage.get("output_tokens") or 0), transcript,
-                       "" if code in (0, 3) else stderr[-4000:])
+                       "" if code in (0, 3) else "\n".join(filter(None, [said, stderr[-4000:]])))
 
 
 def _last_json(stdout: str) -> dict[str, Any] | None:

@@ -186,8 +186,8 @@ def as_stated(code: str, task: str) -> tuple[str, list[str]]:
             if stated and _tighter(node, float(stated[0]), float(stated[1])):
                 edits.append((node, f"{source_of(code, node.func)}({stated[0]}, abs={stated[1]})"))
                 widened.append(stated[0])
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-            for side in (node.left, node.comparators[0]):
+        else:
+            for side, _other in equality_sides(node):
                 stated = _stated(code, side, task)
                 if stated:
                     edits.append((side, f"pytest.approx({stated[0]}, abs={stated[1]})"))

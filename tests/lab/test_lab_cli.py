@@ -100,9 +100,11 @@ def test_bless_writes_a_list_tomo_reads_and_applies_its_rule(tmp_path: Path) -> 
         half = [replace(record(t, good, i % 2 == 0, i % 2 == 0), variant=variant) for i, t in enumerate(names)]
         return ceiling + half
 
-    chosen = {m["name"]: m for m in bless("small", at("narrow", tasks[:2]) + at("wide", tasks))["models"]}
-    chosen = chosen["good-coder"]
+    data = bless("small", at("narrow", tasks[:2]) + at("wide", tasks))
+    chosen = {m["name"]: m for m in data["models"]}["good-coder"]
     assert chosen["variant"].startswith("wide") and chosen["tasks"] == MIN_TASKS
+    # the suite's ceiling is the one the best model is read against, not the first of equal ceilings
+    assert data["suites"]["small"]["variant"].startswith("wide"), data["suites"]
 
 
 def _error(call) -> str:  # type: ignore[no-untyped-def]

@@ -59,7 +59,9 @@ def bless(suite: str, records: list[RunRecord], *, when: datetime | None = None)
                        "variant": f"{row.variant} = {row.args}", "solved": row.solved, "tasks": row.runs,
                        "rate": round(row.rate, 4), "ceiling_rate": round(ceiling.rate, 4),
                        "false_claims": row.false_claims, "blessed": blessed})
-    variant = max(ceilings.values(), key=lambda r: r.rate)
+    ranked = sorted(best_by_model.values(), key=lambda r: -r.rate)
+    # the ceiling the best model is read against (of equal ceilings, the first would name another variant)
+    variant = ceilings[ranked[0].variant] if ranked else max(ceilings.values(), key=lambda r: r.rate)
     return {
         "generated": (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from tomo.oi.gates import is_test_path
 from tomo.oi.mutants import Mutant, defaults_of, parses
 from tomo.oi.stated import replace_nodes, source_of
-from tomo.prism.splice import SpliceError, splice_python
+from tomo.prism.splice import SpliceError, is_docstring, splice_python
 
 BUILTINS = frozenset(dir(__import__("builtins"))).union(*(dir(t) for t in (str, bytes, list, dict, set, int)))
 """Names a task can call without the project defining them: builtins and the methods of builtin types."""
@@ -207,7 +207,7 @@ def completions(text: str, function: str, param: str, limit: int = MAX_COMPLETIO
     node = _function(tree.body, function.split("."))
     if node is None:
         return []
-    body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+    body = node.body[1:] if node.body and is_docstring(node.body[0]) else node.body
     inner = [n for stmt in body for n in ast.walk(stmt)]
     found: list[Mutant] = []
     default = _default(node, param)
@@ -435,10 +435,6 @@ def _self_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[st
 def _default(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.Constant | None:
     """The constant default of ``param``, if it has one."""
     return next((d for a, d in defaults_of(node) if a.arg == param and isinstance(d, ast.Constant)), None)
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _function(body: Sequence[ast.stmt], path: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

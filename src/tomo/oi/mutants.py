@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from tomo.oi.stated import replace_nodes
+from tomo.prism.splice import is_docstring
 
 MAX_MUTANTS = 80
 """The most candidates one search proposes: at about a second of sandboxed test each, a minute or two."""
@@ -179,8 +180,7 @@ def _mutable_defaults(text: str, tree: ast.Module, lines: set[int]) -> Iterator[
             continue
         pairs = defaults_of(node)
         first = node.body[0]
-        documented = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-            isinstance(first.value.value, str) and len(node.body) > 1
+        documented = is_docstring(first) and len(node.body) > 1
         anchor = node.body[1] if documented else first
         if anchor.lineno == node.lineno:  # `def f(x=[]): return x` on one line: no body to add to
             continue

@@ -207,7 +207,7 @@ def _merge_class(old: ast.ClassDef, new: ast.ClassDef, block_lines: list[str], c
         if names and all(n in old_assigned for n in names) and len({id(old_assigned[n]) for n in names}) == 1:
             changes.append(_replace(old_assigned[names[0]], member, block_lines))
             result.replaced.append(f"{qual}.{names[0]}")
-        elif not _is_docstring(member):
+        elif not is_docstring(member):
             result.ignored.append(_what(member))
     if extra:
         end = old.end_lineno or old.lineno
@@ -245,7 +245,7 @@ def _add_imports(old: ast.Module, new: ast.Module, block_lines: list[str], chang
         return
     anchor = 0
     for node in old.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) or (anchor == 0 and _is_docstring(node)):
+        if isinstance(node, ast.Import | ast.ImportFrom) or (anchor == 0 and is_docstring(node)):
             anchor = node.end_lineno or node.lineno
         elif not (isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)):
             break
@@ -301,7 +301,8 @@ def _assigned_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def _is_docstring(node: ast.stmt) -> bool:
+def is_docstring(node: ast.stmt) -> bool:
+    """A bare string statement: a module's, class's or function's docstring where it stands first."""
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
@@ -323,7 +324,7 @@ def _top_level_names(tree: ast.Module) -> set[str]:
 
 
 def _what(node: ast.stmt) -> str:
-    text = ast.unparse(node).splitlines()[0] if not _is_docstring(node) else "a docstring"
+    text = ast.unparse(node).splitlines()[0] if not is_docstring(node) else "a docstring"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"line {node.lineno}: `{text}`"
@@ -335,7 +336,7 @@ def _refuse_stubs(tree: ast.Module, source: str) -> None:
     for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        body = [n for n in node.body if not _is_docstring(n)]
+        body = [n for n in node.body if not is_docstring(n)]
         if body and all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and n.value.value is Ellipsis
                         for n in body):
             if f"def {node.name}(" in source and _stub_in(source, node.name):

@@ -52,16 +52,16 @@ def bless(suite: str, records: list[RunRecord], *, when: datetime | None = None)
         # equal rates: the variant measured on more tasks says more (3/11 and 6/22 are both 27%)
         if best is None or (row.rate, -row.false_claims, row.runs) > (best.rate, -best.false_claims, best.runs):
             best_by_model[row.model] = row
-    for spec, row in sorted(best_by_model.items(), key=lambda kv: -kv[1].rate):
+    ranked = sorted(best_by_model.items(), key=lambda kv: -kv[1].rate)
+    for spec, row in ranked:
         ceiling = ceilings[row.variant]
         blessed = (row.false_claims == 0 and row.runs >= MIN_TASKS and row.rate >= NEAR * ceiling.rate)
         models.append({"name": short_model(spec), "spec": spec, "aliases": _aliases(spec), "suite": suite,
                        "variant": f"{row.variant} = {row.args}", "solved": row.solved, "tasks": row.runs,
                        "rate": round(row.rate, 4), "ceiling_rate": round(ceiling.rate, 4),
                        "false_claims": row.false_claims, "blessed": blessed})
-    ranked = sorted(best_by_model.values(), key=lambda r: -r.rate)
     # the ceiling the best model is read against (of equal ceilings, the first would name another variant)
-    variant = ceilings[ranked[0].variant] if ranked else max(ceilings.values(), key=lambda r: r.rate)
+    variant = ceilings[ranked[0][1].variant] if ranked else max(ceilings.values(), key=lambda r: r.rate)
     return {
         "generated": (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),

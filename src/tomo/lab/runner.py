@@ -245,7 +245,7 @@ class AgentResult:
 def tomo_argv(job: Job, copy: Path, transcript: Path, python: str, script: Path | None = None) -> list[str]:
     model = f"scripted:{script}" if script is not None else job.model
     flags = job.variant.flags
-    if job.model == REFERENCE and not _trials(flags):  # a replay cannot see assist's plan handles: the ceiling goes
+    if job.model == REFERENCE and not _trials(flags):  # a script cannot see assist's plan handles: the ceiling goes
         flags = _without_engine(flags)  # through the oi engine (trials keep --engine auto: the harness renames alone)
     unattended = ["--yes"] if job.variant.verb == "run" and "--yes" not in flags and "-y" not in flags else []
     return [python, "-m", "tomo", job.variant.verb, job.task.prompt, "--root", str(copy), "--model", model,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,14 +113,7 @@ def missing_fixtures(tree: ast.Module, files: Iterable[ProjectTest]) -> list[str
     asked = [a.arg for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
              for a in n.args.args]
     wanted = [a for a in dict.fromkeys(asked) if a not in PYTEST_FIXTURES and a not in own]
-    added: list[str] = []
-    for name in wanted:
-        for file in files:
-            node = file.definitions().get(name)
-            if isinstance(node, ast.FunctionDef) and node.decorator_list:
-                added += [s for s in file.with_helpers([name]) if s not in added]
-                break
-    return added
+    return _copied(wanted, files, lambda node: isinstance(node, ast.FunctionDef) and bool(node.decorator_list))
 
 
 def missing_helpers(names: Iterable[str], files: Iterable[ProjectTest]) -> list[str]:
@@ -129,17 +122,21 @@ def missing_helpers(names: Iterable[str], files: Iterable[ProjectTest]) -> list[
     what it uses; not a test, and not a fixture (pytest refuses a fixture called directly). Why: Qwen 1.5B's three
     reproductions of repro-recipe-scaling in the s43 run each called `pancakes()`, the recipe-building helper of the
     project's tests/test_recipes.py, without defining it, and tomo refused them as using a name nothing defines."""
+    return _copied([n for n in names if not n.startswith("test")], files,
+                   lambda node: not getattr(node, "decorator_list", None))
+
+
+def _copied(names: Iterable[str], files: Iterable[ProjectTest], wanted: Callable[[ast.stmt], bool]) -> list[str]:
+    """For each of ``names``, the first of ``files`` whose top-level definition of it is ``wanted``: that definition
+    and what it uses (:meth:`ProjectTest.with_helpers`), each source once, in the order found."""
     files = list(files)
     added: list[str] = []
     for name in names:
-        if name.startswith("test"):
-            continue
         for file in files:
             node = file.definitions().get(name)
-            if node is None or getattr(node, "decorator_list", None):
-                continue
-            added += [s for s in file.with_helpers([name]) if s not in added]
-            break
+            if node is not None and wanted(node):
+                added += [s for s in file.with_helpers([name]) if s not in added]
+                break
     return added
 
 

@@ -563,7 +563,7 @@ class Trials:
         # often wrong, and putting the fix back never claims too much; but s43 put back lru's right fix for the
         # project's failing test because `LRUCache(0)` raised the code's own "capacity must be at least 1"
         why = not_failing_by_the_problem(last.exit_code, output, self.user)
-        refused = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=True) if not why else ""
+        refused = "" if why else refused_input(output, self.user)
         if refused and repro.by != "model" and await self._refused_without(fix, path):
             why = refused
         if last.green and weak and await self._passes_without(fix, path):

@@ -18,12 +18,15 @@ from tomo.oi.feature import (
     asked_for,
     by_keyword,
     completions,
+    misplaced,
     missing,
     missing_keywords,
+    placements,
     set_outside_init,
     shown,
     touched,
     unchanged_files,
+    unchanged_functions,
     undefined_names,
     unused_parameters,
     widened,
@@ -479,3 +482,93 @@ async def test_a_trial_that_sets_an_asked_attribute_only_in_its_new_method_keeps
     text = (labels / "box.py").read_text()
     assert "self.closed = False" in text and "def close(self):\n        self.closed = True" in text
     assert engine.last.rounds == 2
+
+
+VERSIONS = "def parse_version(text):\n    return tuple(int(p) for p in text.lstrip('v').split('.'))\n"
+UPDATER = "import versions\n\n\ndef needs_update(installed, available):\n    return installed != available\n"
+VERSION_TASK = ("Please add a function is_newer(candidate: str, current: str) -> bool to versions.py that returns True "
+                "only when candidate is a strictly higher version. Then make updater.needs_update(installed, "
+                "available) use it.")
+IS_NEWER = "def is_newer(candidate, current):\n    return parse_version(candidate) > parse_version(current)\n"
+
+
+def test_the_place_a_task_puts_a_new_name_is_read_past_its_signature_and_return_annotation():
+    sources = {"versions.py": VERSIONS, "updater.py": UPDATER, "inventory/stock.py": "class Inventory:\n    pass\n"}
+    assert placements(VERSION_TASK, ["is_newer"], sources) == {"is_newer": ("versions.py", "is_newer")}
+    method = ("Add a method Inventory.low_stock(self, threshold: int = 5) -> list[str] in inventory/stock.py: the "
+              "SKUs below threshold. Give render_report a parameter low_stock_threshold: int = 5.")
+    assert placements(method, ["low_stock", "low_stock_threshold"], sources) == {
+        "low_stock": ("inventory/stock.py", "Inventory.low_stock")}
+    by_module = "Add median(values: Sequence[float]) -> float to inventory.stock (the mean of the middle two)."
+    assert placements(by_module, ["median"], sources) == {"median": ("inventory/stock.py", "median")}
+    # a parameter goes into a function, not a file; a place that is no file of the project is none
+    assert placements("Add a keyword parameter separator: str = '-' to updater.needs_update.", ["separator"],
+                      sources) == {}
+    assert placements("Add is_newer(a, b) to the version checks.", ["is_newer"], sources) == {}
+
+
+def test_a_new_function_defined_only_outside_the_file_the_task_names_is_misplaced():
+    astray = {"versions.py": VERSIONS, "updater.py": UPDATER + "\n\n" + IS_NEWER}
+    assert misplaced(VERSION_TASK, ["is_newer"], astray) == [
+        ("is_newer", "versions.py", [("updater.py", "is_newer")])]
+    in_a_class = {"versions.py": VERSIONS + "\n\nclass _Version:\n    @staticmethod\n    " +
+                  IS_NEWER.replace("\n    ", "\n        "), "updater.py": UPDATER}
+    assert misplaced(VERSION_TASK, ["is_newer"], in_a_class)[0].found == [("versions.py", "_Version.is_newer")]
+    placed = {"versions.py": VERSIONS + "\n\n" + IS_NEWER, "updater.py": UPDATER + "\n\n" + IS_NEWER}
+    assert misplaced(VERSION_TASK, ["is_newer"], placed) == []  # it is where the task says (a copy elsewhere too)
+    method = "Add Inventory.low_stock() in stock.py."
+    top = {"stock.py": "class Inventory:\n    pass\n\n\ndef low_stock(inventory):\n    return []\n"}
+    assert misplaced(method, ["low_stock"], top)[0].found == [("stock.py", "low_stock")]
+    assert misplaced(method, ["low_stock"], {"stock.py": "class Inventory:\n    def low_stock(self):\n"
+                                                          "        return []\n"}) == []
+
+
+def test_a_function_the_task_names_by_its_module_and_a_change_leaves_as_it_was_is_found():
+    before = {"versions.py": VERSIONS, "updater.py": UPDATER}
+    beside = {"versions.py": VERSIONS + "\n\n" + IS_NEWER, "updater.py": UPDATER + (
+        "\n\nclass Updater:\n    def needs_update(self, installed, available):\n"
+        "        return versions.is_newer(available, installed)\n")}
+    assert unchanged_files(VERSION_TASK, before, beside) == []  # its file changed: the check before this one
+    assert unchanged_functions(VERSION_TASK, before, beside) == ["updater.needs_update"]
+    used = {**beside, "updater.py": UPDATER.replace("installed != available",
+                                                   "versions.is_newer(available, installed)")}
+    assert unchanged_functions(VERSION_TASK, before, used) == []
+    # a new entry of the table the function reads changes what it does: the order task's "cancel" event
+    events = "HANDLERS = {'pay': str.upper}\n\n\ndef apply_event(order, event):\n    return HANDLERS[event](order)\n"
+    task = "Add Order.cancel() in workflow.py; the cancel event (events.apply_event) must cancel the order."
+    table = {"events.py": events.replace("str.upper}", "str.upper, 'cancel': str.lower}")}
+    assert unchanged_functions(task, {"events.py": events}, table) == []
+    assert unchanged_functions(task, {"events.py": events}, {"events.py": events + "\nX = 1\n"}) == [
+        "events.apply_event"]
+
+
+@pytest.fixture
+def versions(tmp_path: Path) -> Path:
+    root = tmp_path / "versions"
+    (root / "tests").mkdir(parents=True)
+    (root / "versions.py").write_text(VERSIONS)
+    (root / "updater.py").write_text(UPDATER)
+    (root / "conftest.py").write_text("")
+    (root / "tests" / "test_updater.py").write_text(
+        "from updater import needs_update\n\n\ndef test_same():\n    assert not needs_update('1.0', '1.0')\n")
+    return root
+
+
+async def test_a_feature_trial_that_writes_the_new_function_into_another_file_is_put_back_and_told_where(strict,
+                                                                                                        versions):
+    # the lab's version task: is_newer written into updater.py, so `from versions import is_newer` failed
+    model = TemperedScript([
+        block("python updater.py", UPDATER.replace("installed != available", "is_newer(available, installed)")
+              + "\n\n" + IS_NEWER.replace("parse_version", "versions.parse_version")),
+        {"content": "```python versions.py\n" + VERSIONS + "\n\n" + IS_NEWER + "```\n\n```python updater.py\n"
+                    + UPDATER.replace("installed != available", "versions.is_newer(available, installed)") + "```\n"},
+    ])
+    engine = engine_for(model, strict, versions)
+    sink = ListSink()
+    await trial_turn(engine, [], VERSION_TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("trial failed: updater.py put back" in t and "`is_newer` not in versions.py" in t for t in said), said
+    assert ("the task asks for `is_newer` in versions.py (a function at the top level, so that `from versions "
+            "import is_newer` works); this trial defines `is_newer` in updater.py instead") in model.sent[1][-1].content
+    assert "def is_newer" in (versions / "versions.py").read_text()
+    assert "def is_newer" not in (versions / "updater.py").read_text() and engine.last.rounds == 2

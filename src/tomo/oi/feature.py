@@ -43,6 +43,7 @@ _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MUL
 _ANONYMOUS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr", "lambda"})  # their names are their function's
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _LIKE = re.compile(r"\blike\s+[\w./]+", re.IGNORECASE)  # "like parse_version does": named, not to change
+_PLACE = re.compile(r"\s+(?:to|in|into)\s+(?:the\s+)?(?:module\s+|file\s+)?`?(?P<where>[\w./]*\w)`?")
 
 
 def asked_for(task: str, sources: Mapping[str, str]) -> list[str]:
@@ -86,7 +87,7 @@ def touched(task: str, sources: Mapping[str, str], *, named_only: bool = False) 
     for path, text in sources.items():
         if PurePosixPath(path).name == "__init__.py" and not _defined(text):
             continue  # a package's docstring: `blog.slugs` names the package too
-        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        module = _module(path)
         if path in task or re.search(rf"(?<![\w/.]){re.escape(PurePosixPath(path).name)}\b", task) \
                 or module in dotted:
             named.append(path)
@@ -422,6 +423,147 @@ def unchanged_files(task: str, before: Mapping[str, str], after: Mapping[str, st
     return [path for path in named if after.get(path, before[path]) == before[path]]
 
 
+class Misplaced(NamedTuple):
+    """A name the task asks for in one place that a change defines only elsewhere (:func:`misplaced`)."""
+
+    name: str  # as the task writes it: `is_newer`, `Inventory.low_stock`
+    path: str  # the file the task puts it in
+    found: list[tuple[str, str]]  # (file, qualified name) where the change defines it instead
+
+
+def placements(task: str, asked: Sequence[str], sources: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Where the task puts each name it asks for (name -> (file, qualified name)): "add a function
+    is_newer(candidate: str, current: str) -> bool to versions.py", "a method Inventory.low_stock(self, ...) ->
+    list[str] in inventory/stock.py". The place must be a file of ``sources`` (by path, module or unique file name);
+    a name the task places nowhere, or only in a function ("a parameter separator to blog.slugs.slugify"), has
+    none."""
+    found: dict[str, tuple[str, str]] = {}
+    for name in asked:
+        if name.startswith("--"):
+            continue
+        for match in re.finditer(rf"(?<![\w.])(?:(?P<owner>[A-Za-z_]\w*)\.)?{re.escape(name)}\b", task):
+            end = _after_signature(task, match.end())
+            place = _PLACE.match(task, end)
+            path = _source_path(place.group("where"), sources) if place else None
+            if path is not None:
+                owner = match.group("owner")
+                found[name] = (path, f"{owner}.{name}" if owner else name)
+                break
+    return found
+
+
+def misplaced(task: str, asked: Sequence[str], code: Mapping[str, str]) -> list[Misplaced]:
+    """The names of ``asked`` the task puts in a file (:func:`placements`) that ``code`` defines, but not there:
+    `from versions import is_newer` fails while updater.py has it. Why: Qwen 1.5B wrote the version task's
+    is_newer into updater.py (twice) and once as a method of a class of its own in versions.py; the project's check
+    passed, and the hidden test could not import it."""
+    out: list[Misplaced] = []
+    for name, (path, qualified) in placements(task, asked, code).items():
+        try:
+            tree = ast.parse(code.get(path, ""))
+        except (SyntaxError, ValueError):
+            continue
+        if _function(tree.body, qualified.split(".")) is not None:
+            continue
+        elsewhere = [(p, f.name) for p, text in code.items() for f in _signatures(text)
+                     if f.name.rsplit(".", 1)[-1] == name and (p, f.name) != (path, qualified)]
+        if elsewhere:
+            out.append(Misplaced(qualified, path, elsewhere))
+    return out
+
+
+def unchanged_functions(task: str, before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """The functions the task names by their module (`updater.needs_update`, `events.apply_event`) that ``after``
+    has as ``before`` had them. Why: told to "make updater.needs_update(installed, available) use" the new
+    is_newer, Qwen 1.5B added a class with a method of that name and left the function as it was; its file changed,
+    so :func:`unchanged_files` saw nothing."""
+    task = _LIKE.sub(" ", task)
+    found: list[str] = []
+    for match in _DOTTED.finditer(task):
+        dotted = match.group(0)
+        for module in _prefixes(dotted)[:-1]:
+            path = _source_path(module, before)
+            rest = dotted[len(module) + 1:]
+            old = {f.name: f.shape for f in _signatures(before[path])} if path is not None else {}
+            if path is None or path not in after or rest not in old:
+                continue  # `latency` is a package too: `latency.report.summarize` is read on
+            if {f.name: f.shape for f in _signatures(after[path])}.get(rest) == old[rest] and \
+                    not _reads_changed(before[path], after[path], rest):
+                found.append(dotted)
+            break
+    return list(dict.fromkeys(found))
+
+
+def _reads_changed(before: str, after: str, function: str) -> bool:
+    """Whether ``function`` reads a top-level name of its module (a table, a helper) that ``after`` defines
+    otherwise than ``before``: the order task's "cancel" event is a new entry of the handler table that
+    `events.apply_event` reads, and the function itself stays as it was."""
+    used = next((f.used for f in _signatures(before) if f.name == function), set())
+    old, new = _top_level(before), _top_level(after)
+    return any(old.get(name) != new.get(name) for name in used if name in old or name in new)
+
+
+def _top_level(text: str) -> dict[str, str]:
+    """Each top-level name of ``text`` (assigned, or a function or class) -> the dump of what defines it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] = ast.dump(node)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    found[target.id] = ast.dump(node)
+    return found
+
+
+def _after_signature(text: str, at: int) -> int:
+    """Where the text after a name goes on, past its parameters ``(...)`` and a return annotation ``-> list[str]``
+    if the task writes them."""
+    at = _past_brackets(text, at)
+    arrow = re.compile(r"\s*->\s*").match(text, at)
+    if arrow:
+        at = arrow.end()
+        while at < len(text) and not text[at].isspace():
+            at = _past_brackets(text, at) if text[at] in "([" else at + 1
+    return at
+
+
+def _past_brackets(text: str, at: int) -> int:
+    """The index after the bracket opening at ``at`` closes (``at`` itself when no bracket opens there)."""
+    if at >= len(text) or text[at] not in "([":
+        return at
+    depth = 0
+    for index in range(at, min(len(text), at + 300)):
+        if text[index] in "([":
+            depth += 1
+        elif text[index] in ")]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return at
+
+
+def _module(path: str) -> str:
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _source_path(where: str, sources: Mapping[str, str]) -> str | None:
+    """The file of ``sources`` that ``where`` names: its path, its module (`latency.stats`), or a file name no other
+    file has."""
+    where = where.rstrip(".")
+    if where in sources:
+        return where
+    by_module = [p for p in sources if _module(p) == where]
+    if by_module:
+        return by_module[0]
+    by_name = [p for p in sources if PurePosixPath(p).name == where]
+    return by_name[0] if len(by_name) == 1 else None
+
+
 def _self_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """The attributes a method assigns on ``self`` (its first parameter)."""
     if not function.args.args:
@@ -581,11 +723,24 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
     if lacking:  # no file's fault: a file that adds another name the task asks for may stay (Trials._holdable)
         faults.append(f"it lacks {', '.join(lacking)}")
         reports.append(f"the task asks for {', '.join(lacking)}, which the code still lacks after this trial")
+    astray = misplaced(task, [name for name in asked if f"`{name}`" not in lacking], code)
+    for each in astray:
+        where = ", ".join(f"`{name}` in {path}" for path, name in each.found)
+        kind = (f"a method of class `{each.name.split('.')[0]}`" if "." in each.name
+                else f"a function at the top level, so that `from {_module(each.path)} import {each.name}` works")
+        faults.append(f"`{each.name}` not in {each.path}")
+        reports.append(f"the task asks for `{each.name}` in {each.path} ({kind}); this trial defines {where} "
+                       "instead")
     untouched = unchanged_files(task, start, code)
     if untouched:
         faults.append(f"{', '.join(untouched)} unchanged")
         reports.append(f"the task names {', '.join(untouched)}, which this trial left as it was: the change is "
                        "half written")
+    kept_as_was = [] if untouched else unchanged_functions(task, start, code)
+    if kept_as_was:
+        named = ", ".join(f"`{name}`" for name in kept_as_was)
+        faults.append(f"{named} unchanged")
+        reports.append(f"the task names {named}, which this trial left as it was: the change is half written")
     outside = [f.said for path in changed if path.endswith(".py") and not is_test_path(path)
                for f in set_outside_init(code.get(path, ""), asked)]
     if outside:  # no file's fault either: what is missing is a line of `__init__`
@@ -624,12 +779,15 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
         unread[0][1].function not in aside.get(unread[0][0], [])
     finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
         widen[0].caller not in laid_aside
-    finishable = not lacking and not outside and (finish_unread or finish_widen)
+    finishable = not lacking and not outside and not astray and not kept_as_was and (finish_unread or finish_widen)
     if not finishable:
         unread, widen, aside = [], [], {}
     if not faults:
         return HalfWritten("", "", {}, unread, widen, aside)
     at_fault = {path: [f.function for f in [*unused.get(path, []), *unknown.get(path, [])]]
                 for path in dict.fromkeys([*unused, *unknown])}
+    for each in astray:  # a definition in the wrong place is not kept for the next trial (Trials._holdable)
+        for path, name in each.found:
+            at_fault.setdefault(path, []).append(name)
     return HalfWritten("; ".join(faults), f"[tomo: {'; '.join(reports)}. Nothing was run]", at_fault, unread, widen,
                        aside)

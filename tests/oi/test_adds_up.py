@@ -57,6 +57,20 @@ def test_expected_parts_that_do_not_add_up_become_a_test_of_the_sum(bill: Path) 
     assert run_pytest(bill, "test_sum.py", test).returncode == 0
 
 
+def test_parts_that_add_up_but_are_more_than_the_count_the_call_passes_become_a_test_of_the_sum(bill: Path) -> None:
+    # s44: four shares for three people, adding up to the bill
+    code = MODEL_TEST.replace('split_evenly(Decimal("100.00"), 3) == [Decimal("33.34")] * 3',
+                              'split_evenly(Decimal("90.01"), 3) == [Decimal("30.00")] * 3 + [Decimal("0.01")]')
+    test = adds_up_test(code)
+    assert test is not None and '    whole = Decimal("90.01")\n    parts = split_evenly(Decimal("90.01"), 3)\n' in test
+    assert run_pytest(bill, "test_sum.py", test).returncode == 1
+    shutil.copy(TASK_DIR / "reference" / "money.py", bill / "money.py")
+    assert run_pytest(bill, "test_sum.py", test).returncode == 0
+    as_many = code.replace('[Decimal("30.00")] * 3 + [Decimal("0.01")]',
+                           '[Decimal("30.01")] + [Decimal("30.00")] * 2')  # three shares that add up: the model's own
+    assert adds_up_test(as_many) is None
+
+
 @pytest.mark.parametrize("code", [
     MODEL_TEST.replace('[Decimal("33.34")] * 3', '[Decimal("33.34"), Decimal("33.33"), Decimal("33.33")]'),  # adds up
     MODEL_TEST.replace('split_evenly(Decimal("100.00"), 3)', "split_evenly(total, 3)"),  # no number for the whole

@@ -51,7 +51,9 @@ def adds_up_test(code: str) -> str | None:
 
 def _contradicted(code: str, test: ast.FunctionDef) -> tuple[str, str] | None:
     """(the call's source, the whole's source) of the first assertion in ``test`` whose expected parts do not add up
-    to the one number the call passes besides their count."""
+    to the one number the call passes besides their count, or are not as many as the one whole number it passes
+    besides the whole: s44's `split_evenly(Decimal("90.01"), 3) == [Decimal("30.00")] * 3 + [Decimal("0.01")]` adds up
+    and still no fix can pass it."""
     bound = {t.id: n.value for n in ast.walk(test) if isinstance(n, ast.Assign) and len(n.targets) == 1
              for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Call)}
     for node in ast.walk(test):
@@ -65,14 +67,21 @@ def _contradicted(code: str, test: ast.FunctionDef) -> tuple[str, str] | None:
             wholes = [a for a in call.args if (n := _number(a)) is not None and n != len(parts)]
             if len(wholes) == 1 and sum(parts) != _number(wholes[0]):
                 return source_of(code, call), source_of(code, wholes[0])
+            counts = [a for a in wholes if isinstance(a, ast.Constant) and type(a.value) is int]
+            if len(wholes) == 2 and len(counts) == 1:  # 4 parts for 3 people: `(Decimal("90.01"), 3)`, 30.00 x 3 + 0.01
+                return source_of(code, call), source_of(code, next(a for a in wholes if a is not counts[0]))
     return None
 
 
 def _numbers(node: ast.expr) -> list[Decimal]:
-    """The values of a list or tuple literal of numbers (``[Decimal("33.34")] * 3`` too); [] for anything else."""
+    """The values of a list or tuple literal of numbers (``[Decimal("33.34")] * 3`` and sums of such lists too); []
+    for anything else."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Constant) \
             and type(node.right.value) is int and 0 < node.right.value <= 1000:
         return _numbers(node.left) * node.right.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # `[Decimal("30.00")] * 3 + [Decimal("0.01")]`
+        left, right = _numbers(node.left), _numbers(node.right)
+        return left + right if left and right else []
     if not isinstance(node, ast.List | ast.Tuple) or not node.elts:
         return []
     values = [_number(e) for e in node.elts]

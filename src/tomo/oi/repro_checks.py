@@ -60,6 +60,9 @@ _NO_SUCH_FILE = re.compile(r"^E\s+(FileNotFoundError: [^\n]*)", re.MULTILINE)
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
 
 
+_FRAME = re.compile(r'^\s*File "(?P<where>[^"\n]+\.py)", line \d+, in [^\n]+\n(?P<line>[^\n]*)$', re.MULTILINE)
+
+
 _RAISED = re.compile(r"^E\s+((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE)
 
 
@@ -158,6 +161,46 @@ def reported_error(task: str) -> str:
     after = task.split("Traceback (most recent call last)", 1)[1]
     found = _EXCEPTION_LINE.search(after)
     return found[0].strip() if found else ""
+
+
+def crash_site(task: str) -> tuple[str, str] | None:
+    """(file, source line) of the last frame of the traceback the task quotes, when that line crashed rather than
+    refused on purpose (a `raise` statement is a refusal): ``("transit/fares.py", "zones = {network.zone(stop) for
+    stop in route}")``. None without a traceback."""
+    if "Traceback (most recent call last)" not in task:
+        return None
+    frames = _FRAME.findall(task.split("Traceback (most recent call last)", 1)[1])
+    if not frames:
+        return None
+    where, line = frames[-1]
+    return None if re.match(r"raise\b", line.strip()) else (where, line.strip())
+
+
+def past_the_crash(task: str, root: Path, ran: dict[str, set[int]], output: str) -> str:
+    """Why a test that fails by an assertion is no reproduction of the crash the task reports ('' if it is): it ran
+    the line the task's traceback crashed at and got past it, so that line did not crash on what the test gave it.
+    Why: for "the ticket machine crashes when someone taps in and out at the same station" (TypeError in `fare`), Qwen
+    1.5B asserted the fare of a trip between two other stops, which ran the crashing line and failed on the amount;
+    every fix was judged by a price the task never names. A test that asserts on what the crash comes from
+    (`shortest_route(net, "B", "B") == ["B"]`) does not reach that line, and one that crashes there raises the
+    reported error: both stay."""
+    site = crash_site(task)
+    error = reported_error(task)
+    raised = [m[1] for m in _RAISED.finditer(output)]
+    if site is None or not error or not raised or any(not r.startswith("AssertionError") for r in raised):
+        return ""
+    where, line = site
+    for path, lines in ran.items():
+        if not (path == where or path.endswith("/" + where) or where.endswith("/" + path)):
+            continue
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            source = (root / path).read_text(encoding="utf-8").splitlines()
+            at = [n for n in sorted(lines) if 0 < n <= len(source) and source[n - 1].strip() == line]
+            if at:
+                return (f"it runs {path} line {at[0]} (`{line[:80]}`), where the task's traceback ends in "
+                        f"`{error[:80]}`, and gets past it, so it shows another failure than the crash: give the code "
+                        "what makes that line fail")
+    return ""
 
 
 def _shape(error: str) -> str:

@@ -105,6 +105,7 @@ from tomo.oi.repro_checks import (
     module_of,
     not_a_test,
     not_failing_by_the_problem,
+    past_the_crash,
     placeholder_path,
     refused_input,
     repeated_calls,
@@ -280,6 +281,8 @@ class Trials:
         output = await self._watched(command)
         last = self.gates.checks[-1]
         why = not_failing_by_the_problem(last.exit_code, output, self.user, refusals=by_model)
+        if not why and by_model:
+            why = past_the_crash(self.user, self.engine.root, last.lines, output)
         if why:
             self.gates.set_aside(last)
             (self.engine.root / path).unlink(missing_ok=True)

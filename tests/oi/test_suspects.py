@@ -301,6 +301,8 @@ def test_numbered_lines_are_read_only_where_shown_and_must_parse(tmp_path: Path)
               "```\n6: `return age >= 18`\n```")
     assert numbered_lines(quoted, allowed) == {6: "return age >= 18"}  # the last block with a line, its quotes off
     assert numbered_lines("```\n6: return age >= 18\n```\n```\nprint(1)\n```", allowed) == {6: "return age >= 18"}
+    # s44: a number before a fence's opening line; the fence's label is no line of code
+    assert numbered_lines("6: ```python\nreturn age >= 18\n```", allowed) == {}
     spans = spans_of([definition], [(1, 1)])
     assert corrected(tmp_path, "ages.py", {6: "return age >= ADULT"}, spans) == [
         'def is_adult(age):\n    """Whether someone of ``age`` may sign."""\n    return age >= ADULT']

@@ -56,7 +56,9 @@ def _read(text: str, allowed: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for line in text.splitlines():
         match = _NUMBERED.match(line)
-        new = _unquoted(match[2]) if match else ""
+        # `20: ```python` opens a block after a number: the fence's label is no line of code (s44 wrote `python`
+        # into parse_duration's line 20 from such a reply)
+        new = _unquoted(match[2]) if match and not match[2].lstrip().startswith("```") else ""
         if match and int(match[1]) in allowed and int(match[1]) not in found and new:
             found[int(match[1])] = new
     return found

@@ -89,6 +89,17 @@ def test_new_names_are_added_imports_merged_and_stray_statements_reported():
     assert done.text.index("import statistics") < done.text.index("LIMIT = 10")
 
 
+def test_a_whole_file_s_docstring_is_not_reported_but_a_stray_string_later_is():
+    # Qwen 1.5B writes whole files; "not laid in: line 1: `a docstring`" read to it as a failed edit (30 times in the
+    # lab's s42-s44 transcripts)
+    block = '"""Statistics, rewritten."""\n\ndef mode(values):\n    return max(values)\n\n"a note"\n'
+    done = splice_python(MODULE, block)
+    assert done.added == ["mode"] and done.ignored == ["line 6: `a docstring`"]
+    assert "rewritten" not in done.text
+    anchored = splice_python(MODULE, '"""Means."""\n\ndef mean(values):\n    return 0\n', "mean")
+    assert anchored.replaced == ["mean"] and anchored.ignored == []
+
+
 def test_an_import_of_what_the_file_defines_itself_is_left_out():
     # Qwen 1.5B wrote `from versions import parse_version` into versions.py: a circular import at the next run
     block = ("from stats import mean, LIMIT\nfrom statistics import pstdev\n\n"

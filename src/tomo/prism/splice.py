@@ -165,6 +165,8 @@ def _merge_module(old: ast.Module, new: ast.Module, lines: list[str], block_line
             appended.append(_segment(node, block_lines))
             result.added.append(node.name)
             continue
+        if node is new.body[0] and is_docstring(node):
+            continue  # a whole file's docstring: the file keeps its own, and saying so only read as a failure
         names = _assigned_names(node)
         if names and all(n in assigned for n in names) and len({id(assigned[n]) for n in names}) == 1:
             changes.append(_replace(assigned[names[0]], node, block_lines))
@@ -308,7 +310,7 @@ def is_docstring(node: ast.stmt) -> bool:
 
 def _note_ignored(tree: ast.Module, result: Splice, allow: tuple[type, ...]) -> None:
     for node in tree.body:
-        if not isinstance(node, allow):
+        if not isinstance(node, allow) and not (node is tree.body[0] and is_docstring(node)):
             result.ignored.append(_what(node))
 
 

@@ -46,26 +46,6 @@ from transit.fares import fare
 def test_same_stop_costs_the_base_fare(net):
     assert fare(net, "Park", "Park") == Decimal("2.40")
 '''
-FIX = '''\
-def shortest_route(network: Network, start: str, goal: str) -> list[str] | None:
-    for stop in (start, goal):
-        if stop not in network:
-            raise UnknownStop(stop)
-    if start == goal:
-        return [start]
-    previous: dict[str, str | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        stop = queue.popleft()
-        for nxt in network.neighbours(stop):
-            if nxt in previous:
-                continue
-            previous[nxt] = stop
-            if nxt == goal:
-                return _walk_back(previous, goal)
-            queue.append(nxt)
-    return None
-'''
 ASSERTION = "E   AssertionError: assert Decimal('4.00') == Decimal('2.40')\n"
 
 
@@ -96,8 +76,9 @@ def test_an_assertion_failing_after_the_crashing_line_ran_is_no_reproduction(tra
 
 
 async def test_a_model_s_test_of_another_trip_is_refused_and_one_of_the_same_stop_judges_the_fix(strict, transit: Path):
+    fix = (TASK_DIR / "reference" / "transit" / "routes.py").read_text()  # the task's reference: the whole file
     model = TemperedScript([block("python", ANOTHER_TRIP), block("python", SAME_STOP),
-                            block("python transit/routes.py", FIX), block("python", SAME_FARE)])
+                            block("python transit/routes.py", fix), block("python", SAME_FARE)])
     engine = engine_for(model, strict, transit)
     sink = ListSink()
     await trial_turn(engine, [], TASK, sink)

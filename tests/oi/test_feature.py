@@ -18,6 +18,7 @@ from tomo.oi.feature import (
     asked_for,
     by_keyword,
     completions,
+    half_written,
     misplaced,
     missing,
     missing_keywords,
@@ -540,6 +541,19 @@ def test_a_function_the_task_names_by_its_module_and_a_change_leaves_as_it_was_i
     assert unchanged_functions(task, {"events.py": events}, table) == []
     assert unchanged_functions(task, {"events.py": events}, {"events.py": events + "\nX = 1\n"}) == [
         "events.apply_event"]
+
+
+def test_a_named_function_left_as_it_was_still_lets_tomo_finish_the_keyword_passed_on_to_it():
+    # words.py changed (a comment) and `join_words` did not: the fault is said, and it is the function tomo widens
+    start = {"words.py": WORDS, "labels.py": LABELS}
+    now = {"words.py": "# joins words\n" + WORDS, "labels.py": RIGHT_LABELS}
+    found = half_written(SEP_TASK, ["sep"], start, start, now, ["words.py", "labels.py"])
+    assert found.fault.startswith("`words.join_words` unchanged; `label` passes `sep` on to `join_words`")
+    assert [(w.function, w.param) for w in found.widen] == [("join_words", "sep")]
+    other = SEP_TASK + " Also make labels.title use it."
+    start["labels.py"] = now["labels.py"] = LABELS + "\n\ndef title(name):\n    return name.title()\n"
+    now["labels.py"] = now["labels.py"].replace(LABELS, RIGHT_LABELS)
+    assert half_written(other, ["sep"], start, start, now, ["words.py", "labels.py"]).widen == []
 
 
 @pytest.fixture

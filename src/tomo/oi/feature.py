@@ -775,11 +775,12 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
     unread = [(path, f) for path, each in unused.items() for f in each]
     aside = {path: [f.function for f in each] for path, each in unknown.items()}
     laid_aside = {f.rsplit(".", 1)[-1] for each in aside.values() for f in each}
-    finish_unread = len(unread) == 1 and not widen and not untouched and \
+    finish_unread = len(unread) == 1 and not widen and not untouched and not kept_as_was and \
         unread[0][1].function not in aside.get(unread[0][0], [])
     finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
-        widen[0].caller not in laid_aside
-    finishable = not lacking and not outside and not astray and not kept_as_was and (finish_unread or finish_widen)
+        widen[0].caller not in laid_aside and all(n == f"{_module(widen[0].path)}.{widen[0].function}"
+                                                  for n in kept_as_was)  # the function tomo widens may be named
+    finishable = not lacking and not outside and not astray and (finish_unread or finish_widen)
     if not finishable:
         unread, widen, aside = [], [], {}
     if not faults:

@@ -728,7 +728,7 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
         where = ", ".join(f"`{name}` in {path}" for path, name in each.found)
         kind = (f"a method of class `{each.name.split('.')[0]}`" if "." in each.name
                 else f"a function at the top level, so that `from {_module(each.path)} import {each.name}` works")
-        faults.append(f"`{each.name}` not in {each.path}")
+        faults.append(f"`{each.name}` not where the task puts it, in {each.path}")
         reports.append(f"the task asks for `{each.name}` in {each.path} ({kind}); this trial defines {where} "
                        "instead")
     untouched = unchanged_files(task, start, code)

@@ -581,7 +581,8 @@ async def test_a_feature_trial_that_writes_the_new_function_into_another_file_is
     sink = ListSink()
     await trial_turn(engine, [], VERSION_TASK, sink)
     said = [n.text for n in sink.of(Notice)]
-    assert any("trial failed: updater.py put back" in t and "`is_newer` not where the task puts it, in versions.py" in t for t in said), said
+    assert any("trial failed: updater.py put back" in t and "`is_newer` not where the task puts it, in versions.py" in t
+               for t in said), said
     assert ("the task asks for `is_newer` in versions.py (a function at the top level, so that `from versions "
             "import is_newer` works); this trial defines `is_newer` in updater.py instead") in model.sent[1][-1].content
     assert "def is_newer" in (versions / "versions.py").read_text()

@@ -87,7 +87,7 @@ def touched(task: str, sources: Mapping[str, str], *, named_only: bool = False) 
     for path, text in sources.items():
         if PurePosixPath(path).name == "__init__.py" and not _defined(text):
             continue  # a package's docstring: `blog.slugs` names the package too
-        module = _module(path)
+        module = module_of(path)
         if path in task or re.search(rf"(?<![\w/.]){re.escape(PurePosixPath(path).name)}\b", task) \
                 or module in dotted:
             named.append(path)
@@ -547,8 +547,14 @@ def _past_brackets(text: str, at: int) -> int:
     return at
 
 
-def _module(path: str) -> str:
-    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+def module_of(path: str) -> str | None:
+    """The dotted module of a project file importable from the root (``pkg/mod.py`` -> ``pkg.mod``), or None."""
+    if not path.endswith(".py") or is_test_path(path):
+        return None
+    parts = path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
 def _source_path(where: str, sources: Mapping[str, str]) -> str | None:
@@ -557,7 +563,7 @@ def _source_path(where: str, sources: Mapping[str, str]) -> str | None:
     where = where.rstrip(".")
     if where in sources:
         return where
-    by_module = [p for p in sources if _module(p) == where]
+    by_module = [p for p in sources if module_of(p) == where]
     if by_module:
         return by_module[0]
     by_name = [p for p in sources if PurePosixPath(p).name == where]
@@ -726,8 +732,9 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
     astray = misplaced(task, [name for name in asked if f"`{name}`" not in lacking], code)
     for each in astray:
         where = ", ".join(f"`{name}` in {path}" for path, name in each.found)
+        module = module_of(each.path) or each.path
         kind = (f"a method of class `{each.name.split('.')[0]}`" if "." in each.name
-                else f"a function at the top level, so that `from {_module(each.path)} import {each.name}` works")
+                else f"a function at the top level, so that `from {module} import {each.name}` works")
         faults.append(f"`{each.name}` not where the task puts it, in {each.path}")
         reports.append(f"the task asks for `{each.name}` in {each.path} ({kind}); this trial defines {where} "
                        "instead")
@@ -778,7 +785,7 @@ def half_written(task: str, asked: Sequence[str], start: Mapping[str, str], befo
     finish_unread = len(unread) == 1 and not widen and not untouched and not kept_as_was and \
         unread[0][1].function not in aside.get(unread[0][0], [])
     finish_widen = len(widen) == 1 and not unread and set(untouched) <= {widen[0].path} and \
-        widen[0].caller not in laid_aside and all(n == f"{_module(widen[0].path)}.{widen[0].function}"
+        widen[0].caller not in laid_aside and all(n == f"{module_of(widen[0].path)}.{widen[0].function}"
                                                   for n in kept_as_was)  # the function tomo widens may be named
     finishable = not lacking and not outside and not astray and (finish_unread or finish_widen)
     if not finishable:

@@ -13,7 +13,6 @@ from pathlib import Path, PurePosixPath
 
 from tomo.oi.blocks import extract
 from tomo.oi.feature import BUILTINS
-from tomo.oi.gates import is_test_path
 from tomo.oi.next_step import failed_tests
 from tomo.oi.project_tests import ProjectTest
 
@@ -156,20 +155,20 @@ def reported_error(task: str) -> str:
     """The exception line that ends a Python traceback quoted in ``task`` (``TypeError: 'NoneType' object is not
     iterable``), or ''. The lab saw Qwen 1.5B pass `None` for the network, fail with another TypeError, and have
     that kept as the reproduction of a crash it never reached."""
-    if "Traceback (most recent call last)" not in task:
-        return ""
-    after = task.split("Traceback (most recent call last)", 1)[1]
-    found = _EXCEPTION_LINE.search(after)
+    found = _EXCEPTION_LINE.search(_traceback(task))
     return found[0].strip() if found else ""
+
+
+def _traceback(task: str) -> str:
+    """What follows the first "Traceback (most recent call last)" the task quotes ('' without one)."""
+    return task.partition("Traceback (most recent call last)")[2]
 
 
 def crash_site(task: str) -> tuple[str, str] | None:
     """(file, source line) of the last frame of the traceback the task quotes, when that line crashed rather than
     refused on purpose (a `raise` statement is a refusal): ``("transit/fares.py", "zones = {network.zone(stop) for
     stop in route}")``. None without a traceback."""
-    if "Traceback (most recent call last)" not in task:
-        return None
-    frames = _FRAME.findall(task.split("Traceback (most recent call last)", 1)[1])
+    frames = _FRAME.findall(_traceback(task))
     if not frames:
         return None
     where, line = frames[-1]
@@ -264,16 +263,6 @@ def unbound(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
     return read - bound
-
-
-def module_of(path: str) -> str | None:
-    """The dotted module of a project file importable from the root (``pkg/mod.py`` -> ``pkg.mod``), or None."""
-    if not path.endswith(".py") or is_test_path(path):
-        return None
-    parts = path.removesuffix(".py").split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
 def has_ellipsis(code: str) -> bool:

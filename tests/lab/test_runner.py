@@ -13,6 +13,7 @@ from tomo.errors import ConfigError
 from tomo.lab.records import LabStore
 from tomo.lab.runner import REFERENCE, Job, RunSettings, parse_variant, plan, run_all, run_job
 from tomo.lab.suite import load_suite
+from tomo.oi.trial_requests import NO_SMALL_CHANGE
 
 SMALL = load_suite("small")
 
@@ -119,12 +120,29 @@ def test_the_ceiling_answers_trials_with_a_reproduction_then_edit_blocks() -> No
     from tomo.lab.ceiling import replies
 
     flags = TRIALS.split()[1:]
-    fix = [str(r["content"]) for r in replies(task("fix-business-days"), flags)]
-    assert len(fix) == 3 and "```python tests/test_hidden_workdays.py\n" in fix[0]
-    assert "```python workdays.py\n" in fix[1] and "```bash" not in "".join(fix)
-    assert fix[2].split("\n", 1)[1] == fix[0].split("\n", 1)[1]  # the second test tomo asks for after a pass
+    script = replies(task("fix-business-days"), flags)
+    fix = [str(r["content"]) for r in script]
+    assert len(fix) == 5 and "```python tests/test_hidden_workdays.py\n" in fix[0]
+    # the same test for each request for another test, which comes only when no one-token change passed the first
+    assert fix[1] == fix[2] == fix[0] and [r.get("when") for r in script] == [None, NO_SMALL_CHANGE,
+                                                                             NO_SMALL_CHANGE, None, None]
+    assert "```python workdays.py\n" in fix[3] and "```bash" not in "".join(fix)
+    assert fix[4].split("\n", 1)[1] == fix[0].split("\n", 1)[1]  # the second test tomo asks for after a pass
     failing = [str(r["content"]) for r in replies(task("fix-lru-eviction"), flags)]  # its visible check fails
     assert len(failing) == 2 and failing[0].startswith("The fix:") and "```python tests/" in failing[1]
+
+
+def test_the_trials_ceiling_answers_the_request_for_another_test_when_no_one_token_change_passes(
+        tmp_path: Path) -> None:
+    # fix-route-same-stop's fix adds two lines: the search against the reference's test finds nothing, tomo asks for
+    # another test twice (the same test again: nothing new to search), then the fix passes the first test; the second
+    # test only repeats its calls, so the turn stays unverified, as it did before tomo asked for other tests
+    job = Job(SMALL.select(["fix-route-same-stop"])[0], parse_variant(f"trials={TRIALS} --mutants"), REFERENCE, 0)
+    record = run_job(job, SMALL.name, RunSettings(timeout_s=240))
+    assert record.error == "" and record.solved and record.outcome == "unverified" and not record.claim
+    assert "another test of the problem (2 of 2)" in record.transcript
+    assert "another test of the problem (1 of 2)" in record.transcript
+    assert "is the first test again" in record.transcript
 
 
 def test_the_trials_ceiling_solves_a_feature_that_changes_an_existing_test_unverified(tmp_path: Path) -> None:

@@ -24,6 +24,17 @@ async def test_replays_in_order_and_records_what_it_was_sent(tmp_path: Path) -> 
         await model.chat([])
 
 
+async def test_a_reply_with_when_answers_only_a_request_that_says_it_and_is_passed_over_otherwise() -> None:
+    model = ScriptedModel([{"content": "first"}, {"content": "again", "when": "another test"},
+                           {"content": "again", "when": "another test"}, {"content": "the fix"}])
+    assert (await model.chat([Message.user("write a test")])).text == "first"
+    assert (await model.chat([Message.user("ask"), Message.user("write another test")])).text == "again"
+    assert (await model.chat([Message.user("another test"), Message.user("now fix it")])).text == "the fix"
+    assert model.remaining == 0 and len(model.sent) == 3  # the second "again" was passed over, never sent
+    with pytest.raises(ScriptExhausted):
+        await ScriptedModel([{"content": "x", "when": "never said"}]).chat([Message.user("hello")])
+
+
 async def test_broken_argument_json_becomes_a_malformed_call() -> None:
     model = ScriptedModel([{"tool_calls": [{"name": "refs", "args": "{not json"}]}])
     call = (await model.chat([])).tool_calls[0]

@@ -121,6 +121,51 @@ async def test_when_no_one_token_change_passes_the_model_s_trials_go_on_from_the
     assert any("no one-token change made the reproduction and the check pass" in t for t in said)
 
 
+async def test_when_no_one_token_change_passes_the_model_s_test_another_test_judges_a_second_search(strict,
+                                                                                                    shapes):
+    """The model's first test asserts `double(2) == 3`, which no one-token change reaches: tomo asks for another
+    test in its place, and the search against it finds `1` → `0`; that test is the reproduction kept, and the fix,
+    found against a test the model wrote, stays unverified."""
+    wrong = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 3\n"
+    model = TemperedScript([block("python", wrong), block("python", REPRO)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "double does not give twice its argument. Please fix double.", sink, mutate=True)
+    summary = engine.last
+    assert summary.outcome == "unverified" and summary.rounds == 2 and len(model.sent) == 2
+    asked = model.sent[1][-1].content
+    assert "double(2) == 3" in asked and "no small change of the code" in asked  # the first test, shown
+    assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # the second test judged, and stays
+    said = [n.text for n in sink.of(Notice)]
+    assert any("no one-token change made the reproduction and the check pass: tomo asks for another test" in t
+               for t in said)
+    assert any("another test of the problem (1 of 2)" in t for t in said)
+    assert any("passed the reproduction and the check: shapes.py:7: `1` → `0`" in t for t in said)
+    assert any("a test the model wrote" in t and "stays unverified" in t for t in said)
+
+
+async def test_when_no_other_test_finds_a_change_the_first_test_judges_the_model_s_trials_again(strict, shapes):
+    """A bug no single token fixes: the first test is right, another asked is no test, the next one's search finds
+    nothing; the first test is back in its file, and the model's fix passes it and a second test (verified)."""
+    counted = SHAPES.replace("    return add(x, x) + 1", "    if x < 0:\n        raise ValueError('no negatives')\n"
+                                                           "    return add(x, x) + len(str(x))")
+    (shapes / "shapes.py").write_text(counted)
+    another = "from shapes import double\n\n\ndef test_double_two():\n    assert double(2) == 4\n"
+    model = TemperedScript([block("python", REPRO), {"content": "I cannot write another."}, block("python", another),
+                            block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink, mutate=True)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 5 and len(model.sent) == 5
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # the first test, back and kept
+    assert "double(2) == 4" in model.sent[3][-1].content and "test_double_two" not in model.sent[3][-1].content
+    said = [n.text for n in sink.of(Notice)]
+    assert sum("one-token changes of the lines" in t for t in said) == 2  # the first test's search, the third's
+    assert any("(2 of 2)" in t for t in said) and any("is the first test again" in t for t in said)
+    assert any("no one-token change made the reproduction and the check pass: it is set aside" in t for t in said)
+
+
 def test_a_shared_mutable_default_and_an_ascii_letter_class_have_their_own_changes() -> None:
     cart = ('class Cart:\n    def __init__(self, owner: str, lines: dict[str, int] = {}) -> None:\n'
             '        """A cart."""\n        self.lines = lines\n')

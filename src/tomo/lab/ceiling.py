@@ -18,6 +18,8 @@ import shlex
 from pathlib import Path
 
 from tomo.lab.suite import Task
+from tomo.oi.trial_requests import NO_SMALL_CHANGE
+from tomo.oi.trials import RETESTS
 
 DEFAULT_CHECK = "python -m pytest -q -p no:cacheprovider"
 
@@ -93,10 +95,12 @@ def _wants_red_first(flags: list[str]) -> bool:
     return "--repro" in flags or option(flags, "--claim") == "repro"
 
 
-def trial_replies(task: Task) -> list[str]:
-    """The replies to a trial turn's requests: a reproduction (a test the reference adds, else the hidden one;
-    none when the visible check already fails, as none is asked for), then every other changed file as edit blocks,
-    then the reproduction again as the second test tomo asks for after a fix passed. When tomo writes the task's own
+def trial_replies(task: Task) -> list[tuple[str, str]]:
+    """The replies to a trial turn's requests, each with the words only its request holds ('' for any request): a
+    reproduction (a test the reference adds, else the hidden one; none when the visible check already fails, as none
+    is asked for), the same test again for each request for another test (asked only when no one-token change passed
+    it), then every other changed file as edit blocks, then the reproduction again as the second test tomo asks for
+    after a fix passed. When tomo writes the task's own
     examples as the reproduction it asks for none, and the reference's test comes as a first trial that fails: one
     round more, the same verdict (the lab cannot ask tomo which it will do without importing the engine). So too for a
     feature with no example of its own, for which tomo asks no test (:mod:`tomo.oi.feature`): the reference's test
@@ -104,22 +108,25 @@ def trial_replies(task: Task) -> list[str]:
     files = reference_files(task)
     tests = {rel: text for rel, text in files.items() if is_test(rel) and not (task.repo / rel).exists()}
     tests = tests or hidden_tests(task)
-    steps: list[str] = []
+    steps: list[tuple[str, str]] = []
     shown = ""
     if not task.visible_fails and tests:
         shown, text = next(iter(tests.items()))
-        steps.append(f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```")
+        test = f"The test that shows the problem:\n\n```python {shown}\n{text.rstrip()}\n```"
+        steps += [(test, ""), *[(test, NO_SMALL_CHANGE)] * RETESTS]
     fix = {rel: text for rel, text in files.items() if rel != shown}  # an existing test a feature changes, too
-    steps.append("The fix:\n\n" + "\n\n".join(f"```python {rel}\n{text.rstrip()}\n```" for rel, text in fix.items()))
+    steps.append(("The fix:\n\n" + "\n\n".join(f"```python {rel}\n{text.rstrip()}\n```" for rel, text in fix.items()),
+                  ""))
     if tests:  # the second test tomo asks for after a pass: the reference's (or the hidden) test again
         rel, text = next(iter(tests.items()))
-        steps.append(f"Another test of the task:\n\n```python {rel}\n{text.rstrip()}\n```")
+        steps.append((f"Another test of the task:\n\n```python {rel}\n{text.rstrip()}\n```", ""))
     return steps
 
 
 def replies(task: Task, flags: list[str]) -> list[dict[str, object]]:
     if option(flags, "--strategy") == "trials":
-        return [{"content": text, "finish": "stop"} for text in trial_replies(task)]
+        return [{"content": text, "finish": "stop", **({"when": when} if when else {})}
+                for text, when in trial_replies(task)]
     files = reference_files(task)
     check = _check_of(task, flags)
     tests = {rel: text for rel, text in files.items() if is_test(rel)}

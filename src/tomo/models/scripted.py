@@ -1,9 +1,12 @@
 """A model that replays a script: what tests, the demo and the benchmarks drive tomo with.
 
 Script format (JSON): ``{"replies": [{"content": "...", "tool_calls": [{"name": "...", "args": {...}}],
-"finish": "stop|length|tool_calls", "delay_s": 0.0, "usage": {"input_tokens": 0, "output_tokens": 0}}]}``.
-Every ``chat`` call returns the next reply and records the messages it was sent (``.sent``), so a test can prove what
-the model saw. Running out of replies raises :class:`~tomo.errors.ScriptExhausted`, never a silent empty reply.
+"finish": "stop|length|tool_calls", "delay_s": 0.0, "usage": {"input_tokens": 0, "output_tokens": 0},
+"when": "..."}]}``. Every ``chat`` call returns the next reply and records the messages it was sent (``.sent``), so a
+test can prove what the model saw. A reply with ``when`` is given only to a request whose last message contains that
+text, and passed over otherwise: a script for a harness that asks some questions only sometimes (the lab's ceiling
+answers the trials' "another test" request, which comes only when no one-token change passed). Running out of replies
+raises :class:`~tomo.errors.ScriptExhausted`, never a silent empty reply.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class ScriptedModel:
         self.name = name
         self._replies = [r if isinstance(r, Reply) else _reply_from_dict(r, i) for i, r in enumerate(replies)]
         self._delays = [0.0 if isinstance(r, Reply) else float(r.get("delay_s", 0.0)) for r in replies]
+        self._when = [None if isinstance(r, Reply) or r.get("when") is None else str(r["when"]) for r in replies]
         self._next = 0
         self.sent: list[list[Message]] = []
         self.sent_tools: list[list[ToolSpec]] = []
@@ -67,6 +71,9 @@ class ScriptedModel:
         force_tools: bool = False,
         max_tokens: int | None = None,
     ) -> Reply:
+        last = messages[-1].content if messages else ""
+        while self._next < len(self._replies) and (self._when[self._next] or "") not in last:
+            self._next += 1  # a reply for a request that did not come
         if self._next >= len(self._replies):
             raise ScriptExhausted(
                 f"the scripted model {self.name!r} has no reply left (it held {len(self._replies)})",

@@ -11,6 +11,14 @@ FAILURE_CHARS = 1500
 """How much of the reproduction's failing output a trial shows: the assertion and its values, not the whole log."""
 
 
+NO_SMALL_CHANGE = "no small change of the code"
+"""Words only the request for another test (after a search found nothing) holds: the lab's ceiling answers it."""
+ANOTHER_TEST = (f"This test fails now, but {NO_SMALL_CHANGE} (an operator, a bound, a guard) makes it pass with the "
+                "project's tests green, so what it asserts may not be what the task says. Write another test of the "
+                "problem: the call and the result the task states, or a property it says must hold.")
+"""Why another test is asked (:meth:`tomo.oi.trials.Trials._search_again`), shown under the first one."""
+
+
 @dataclass(slots=True)
 class Repro:
     """What judges the trials: a command that failed at the start (``path``: the test tomo wrote, or None when the

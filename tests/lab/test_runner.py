@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tomo.errors import ConfigError
+from tomo.lab.ceiling import NO_SMALL_CHANGE, RETESTS
 from tomo.lab.records import LabStore
 from tomo.lab.runner import REFERENCE, Job, RunSettings, parse_variant, plan, run_all, run_job
 from tomo.lab.suite import load_suite
-from tomo.oi.trial_requests import NO_SMALL_CHANGE
+from tomo.oi import trial_requests, trials
 
 SMALL = load_suite("small")
 
@@ -122,12 +123,13 @@ def test_the_ceiling_answers_trials_with_a_reproduction_then_edit_blocks() -> No
     flags = TRIALS.split()[1:]
     script = replies(task("fix-business-days"), flags)
     fix = [str(r["content"]) for r in script]
-    assert len(fix) == 5 and "```python tests/test_hidden_workdays.py\n" in fix[0]
+    assert len(fix) == 3 + RETESTS and "```python tests/test_hidden_workdays.py\n" in fix[0]
     # the same test for each request for another test, which comes only when no one-token change passed the first
-    assert fix[1] == fix[2] == fix[0] and [r.get("when") for r in script] == [None, NO_SMALL_CHANGE,
-                                                                             NO_SMALL_CHANGE, None, None]
-    assert "```python workdays.py\n" in fix[3] and "```bash" not in "".join(fix)
-    assert fix[4].split("\n", 1)[1] == fix[0].split("\n", 1)[1]  # the second test tomo asks for after a pass
+    assert fix[1:1 + RETESTS] == [fix[0]] * RETESTS
+    assert [r.get("when") for r in script] == [None, *[NO_SMALL_CHANGE] * RETESTS, None, None]
+    assert NO_SMALL_CHANGE in trial_requests.ANOTHER_TEST and RETESTS >= trials.RETESTS  # the lab's copy holds
+    assert "```python workdays.py\n" in fix[-2] and "```bash" not in "".join(fix)
+    assert fix[-1].split("\n", 1)[1] == fix[0].split("\n", 1)[1]  # the second test tomo asks for after a pass
     failing = [str(r["content"]) for r in replies(task("fix-lru-eviction"), flags)]  # its visible check fails
     assert len(failing) == 2 and failing[0].startswith("The fix:") and "```python tests/" in failing[1]
 

@@ -134,7 +134,7 @@ async def test_when_no_one_token_change_passes_the_model_s_test_another_test_jud
     summary = engine.last
     assert summary.outcome == "unverified" and summary.rounds == 2 and len(model.sent) == 2
     asked = model.sent[1][-1].content
-    assert "double(2) == 3" in asked and "no small change of the code" in asked  # the first test, shown
+    assert "no small change of the code" in asked and "double(2) == 3" not in asked  # the first test is not shown
     assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # the second test judged, and stays
     said = [n.text for n in sink.of(Notice)]

@@ -18,7 +18,7 @@ from oi.oi_support import LIMITS, PYTEST
 from oi.test_honest_outcomes import TemperedScript
 from tomo.events import BlockStarted, ListSink, Notice, ReproductionKept
 from tomo.oi.engine import Engine
-from tomo.oi.repro_checks import repeated_calls
+from tomo.oi.repro_checks import not_failing_by_the_problem, repeated_calls
 from tomo.oi.trial_requests import Repro, fix_request, reproduce_request
 from tomo.oi.trials import runs_pytest, trial_turn
 
@@ -199,6 +199,21 @@ async def test_a_test_the_code_refuses_by_design_or_that_reads_a_placeholder_pat
     # the one test kept, as written, for the lab to judge on a reference solution (`tomo lab repros`)
     assert [(k.path, k.code, k.by) for k in sink.of(ReproductionKept)] == [("tests/test_tomo_repro.py", REPRO,
                                                                             "model")]
+
+
+async def test_a_test_that_expects_an_error_the_task_never_speaks_of_is_not_a_reproduction(strict, shapes):
+    """s46: a second test of the LRU cache wanted `get` to raise ValueError, which a task about entries thrown away
+    too early never asks for; it put the right fix back."""
+    invented = ("import pytest\nfrom shapes import double\n\n\ndef test_double():\n    with pytest.raises(ValueError):"
+                "\n        double(2)\n")
+    _model, engine, _sink, rejected = await refused_then_right(strict, shapes, invented)
+    assert len(rejected) == 1 and "it expects ValueError, and the task speaks of no error or refusal" in rejected[0]
+    assert engine.last.verified
+    said = "double(2) should raise an error for even numbers. Please fix double."  # the task asks for one: it stands
+    assert not_failing_by_the_problem(1, "FAILED t.py::test_double - Failed: DID NOT RAISE <class 'ValueError'>",
+                                      said) == ""
+    assert "expects KeyError" in not_failing_by_the_problem(
+        1, "FAILED t.py::test - Failed: DID NOT RAISE <class 'builtins.KeyError'>", "entries vanish too early")
 
 
 async def test_a_block_whose_first_line_names_the_test_file_is_read_without_it(strict, shapes):

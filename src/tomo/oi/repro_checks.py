@@ -29,6 +29,11 @@ MISSING_NAME = re.compile(r"(?:cannot import name|has no attribute|unexpected ke
 
 
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NOT_RAISED = re.compile(r"DID NOT RAISE <class '(?:[\w.]*\.)?(?P<name>\w+)'>")
+_SPEAKS_OF_ERRORS = re.compile(r"\b(?:rais|refus|reject|error|exception|invalid|illegal|accept|allow|forbid|"
+                               r"disallow|abort|complain|fail loudly)", re.IGNORECASE)
+"""A task that says any of these may want an exception the test expects ("must not accept a negative amount"); one
+that says none does not."""
 
 
 # a frame whose line is a `raise` statement, the exception it raised and where: pytest's --tb=short, then its long
@@ -111,6 +116,12 @@ def not_failing_by_the_problem(exit_code: int, output: str, task: str = "", *, r
     fault = _TEST_OWN_FAULT.search(output)
     if fault:
         return f"it fails by its own mistake ({fault.group(0)}), not because of the problem"
+    # s46: lru's second test wanted `cache.get('a')` to raise ValueError, a task about entries thrown away too early
+    # says nothing of errors; that failure put the search's right fix back
+    invented = _NOT_RAISED.search(output)
+    if invented and invented["name"] not in asked and not _SPEAKS_OF_ERRORS.search(task):
+        return (f"it expects {invented['name']}, and the task speaks of no error or refusal: the test asks for "
+                "something the task does not, not the problem")
     refused = refused_input(output, task) if refusals else ""
     if refused:
         return refused

@@ -13,10 +13,11 @@ FAILURE_CHARS = 1500
 
 NO_SMALL_CHANGE = "no small change of the code"
 """Words only the request for another test (after a search found nothing) holds: the lab's ceiling answers it."""
-ANOTHER_TEST = (f"This test fails now, but {NO_SMALL_CHANGE} (an operator, a bound, a guard) makes it pass with the "
-                "project's tests green, so what it asserts may not be what the task says. Write another test of the "
-                "problem: the call and the result the task states, or a property it says must hold.")
-"""Why another test is asked (:meth:`tomo.oi.trials.Trials._search_again`), shown under the first one."""
+ANOTHER_TEST = (f"(A test written before fails now, but {NO_SMALL_CHANGE} makes it pass, so what it asserts may "
+                "not be what the task says. Write a test of your own from the task's words: the call and the result "
+                "the task states, or a property it says must hold.)")
+"""Why another test is asked (:meth:`tomo.oi.trials.Trials._search_again`). The first test is not shown: in the s46
+run, shown it with this note, Qwen 1.5B gave it back word for word, then again without one of its assertions."""
 
 
 @dataclass(slots=True)
@@ -36,9 +37,10 @@ class Repro:
 
 def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequence[str] = (),
                       earlier: tuple[str, str] | None = None, subject: tuple[str, str] | None = None,
-                      example: str = "") -> str:
+                      example: str = "", note: str = "") -> str:
     """``subject``: (module, name) the example imports and calls, the project's own (Qwen 1.5B copied a placeholder
-    example's `from module import function` word for word, three times)."""
+    example's `from module import function` word for word, three times); ``note``: a line said before the reply's
+    form (why this test is asked)."""
     how = ("The project's tests import its code like this:\n```python\n" + "\n".join(imports) + "\n```\n"
            if imports else "")
     if called:
@@ -50,6 +52,8 @@ def reproduce_request(task: str, path: str, imports: Sequence[str], called: Sequ
         how += f"One of the project's tests calls `{name}` like this:\n```python\n{example}\n```\n"
     if earlier is not None:
         how += f"An earlier test:\n```python\n{earlier[0].rstrip()}\n```\n{earlier[1]}\n"
+    if note:
+        how += f"{note}\n"
     return (f"{task}\n\nFirst, a test that shows the problem. Write one pytest test function that fails now because "
             "of the problem described, and will pass once it is fixed. When the task gives an example (a call and "
             "the result it should have), use exactly that call, and assert the result the task says is right, not "

@@ -333,10 +333,10 @@ class Trials:
         return None
 
     async def _model_test(self, task: str, path: str, earlier: tuple[str, str] | None, *,
-                          hot: bool) -> Repro | None:
+                          hot: bool, note: str = "") -> Repro | None:
         """One request for the model's test, repaired and run: the reproduction, or None (``self.rejected`` then
         holds the test and why it is none, for the next request)."""
-        reply = await self._ask(self._test_request(task, path, earlier), hot=hot)
+        reply = await self._ask(self._test_request(task, path, earlier, note), hot=hot)
         code, why = self._prepared(reply.message.content)
         if why:
             self.emit(Notice("info", f"not a reproduction: {why}"))
@@ -479,9 +479,10 @@ class Trials:
         return _TestContext(tests, imports_in_tests(tests), called, subject,
                             example_calling(tests, subject[1]) if subject else "")
 
-    def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None) -> str:
+    def _test_request(self, task: str, path: str, earlier: tuple[str, str] | None, note: str = "") -> str:
         known = self._project
-        return reproduce_request(task, path, known.imports[:8], known.called, earlier, known.subject, known.example)
+        return reproduce_request(task, path, known.imports[:8], known.called, earlier, known.subject, known.example,
+                                 note)
 
     def _prepared(self, reply: str, *, quiet: bool = False) -> tuple[str, str]:
         """The test in ``reply`` after the repairs tomo can make from the project's own text (fixtures, imports), and
@@ -737,14 +738,13 @@ class Trials:
         second search in the first one's place, up to ``RETESTS`` times. True when a change passed one (that test is
         then the reproduction, and the fix unverified like any the search finds against a model's test); else the
         first test is back as the trials' judge. Why: in the lab's records (s42 to s45, 23 turns on small and held-out
-        tasks) no turn whose search failed against the model's test was saved by the model's fixes after it, and the
+        tasks whose search failed) no turn was saved by the model's fixes after a failed search, and the model's
         tests were the usual fault (config-override asserted `server.port` for a top-level key, split-bill split a
         bill with no remainder), while the same tasks' bugs are one token away (a guard, a bound)."""
         if not _retested(repro) or not repro.path:
             return False
         root, path = self.engine.root, repro.path
         first = (self.suspects, self.ran)
-        earlier = (repro.code, ANOTHER_TEST)
         for attempt in range(1, RETESTS + 1):
             if self.summary.rounds >= self.engine.max_rounds - 2 or self.engine.ended:
                 break  # the trials after it need a round, and their second test another
@@ -752,7 +752,7 @@ class Trials:
                                      "the one-token changes against it in the first test's place"))
             (root / path).unlink(missing_ok=True)  # the check must not run the first test while another judges
             self._record_restore()
-            other = await self._model_test(task, path, earlier, hot=True)
+            other = await self._model_test(task, path, None, hot=True, note=ANOTHER_TEST)
             if other is not None and other.code != repro.code and await self._search(task, other,
                                                                                      then="it is set aside"):
                 return True

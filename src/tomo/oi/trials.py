@@ -325,7 +325,7 @@ class Trials:
                                      "tested something else): the trials are judged by the project's check"))
             return None
         for attempt in range(REPRO_TRIES):
-            if self.summary.rounds >= self.engine.max_rounds - 2:  # a trial, and the second test, need a round each
+            if not self._room_for_a_test():
                 return None
             kept = await self._model_test(task, path, self.rejected, hot=attempt > 0)
             if kept is not None:
@@ -741,22 +741,22 @@ class Trials:
         tasks whose search failed) no turn was saved by the model's fixes after a failed search, and the model's
         tests were the usual fault (config-override asserted `server.port` for a top-level key, split-bill split a
         bill with no remainder), while the same tasks' bugs are one token away (a guard, a bound)."""
-        if not _retested(repro) or not repro.path:
+        path = repro.path
+        if not _retested(repro) or path is None:
             return False
-        root, path = self.engine.root, repro.path
         first = (self.suspects, self.ran)
         for attempt in range(1, RETESTS + 1):
-            if self.summary.rounds >= self.engine.max_rounds - 2 or self.engine.ended:
-                break  # the trials after it need a round, and their second test another
+            if not self._room_for_a_test() or self.engine.ended:
+                break
             self.emit(Notice("info", f"tomo asks for another test of the problem ({attempt} of {RETESTS}), and tries "
                                      "the one-token changes against it in the first test's place"))
-            (root / path).unlink(missing_ok=True)  # the check must not run the first test while another judges
+            (self.engine.root / path).unlink(missing_ok=True)  # the check must not run the first test meanwhile
             self._record_restore()
             other = await self._model_test(task, path, None, hot=True, note=ANOTHER_TEST)
             if other is not None and other.code != repro.code and await self._search(task, other,
                                                                                      then="it is set aside"):
                 return True
-            (root / path).write_text(repro.code if repro.code.endswith("\n") else repro.code + "\n", encoding="utf-8")
+            self._write_test(path, repro.code)
             self._record_restore()
             self.suspects, self.ran = first
         self.emit(Notice("info", f"{path} is the first test again: it judges the model's trials"))
@@ -992,6 +992,10 @@ class Trials:
         """The edit blocks of ``text`` for project files a trial may change (never the reproduction)."""
         blocks = self.engine.recognise(extract(text)).blocks
         return [b for b in blocks if b.edits and b.target and not self._protected(b.target, repro)]
+
+    def _room_for_a_test(self) -> bool:
+        """Whether a request for a test leaves a round for a trial after it, and one for that trial's second test."""
+        return self.summary.rounds < self.engine.max_rounds - 2
 
     def _rounds_left(self, repro: Repro | None) -> bool:
         return self.summary.rounds < self.engine.max_rounds - self._reserved(repro)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from tomo.cli.lab_cmd import _record_line
@@ -166,3 +166,56 @@ def test_a_run_the_lab_stopped_is_not_reported_as_something_tomo_said() -> None:
     assert "stopped by the lab's --timeout · 900 s" in _record_line(record) and "tomo said" not in _record_line(record)
     said = _record_line(replace(record, outcome="unverified", solved=True, wall_s=39.0))
     assert "[green]solved[/] · tomo said unverified · 39 s" in said
+
+
+def test_export_and_import_carry_the_records_to_another_database(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    here, there = tmp_path / "here.sqlite", tmp_path / "there.sqlite"
+    store = LabStore(f"sqlite:///{here}")
+    ran = [replace(record("t1", "reference", True, True), diff="+fixed\n", transcript='{"event": "x"}\n'),
+           replace(record("t2", "m", False, True), oracle_output="1 failed", wall_s=2.5),  # a false claim
+           replace(record("t3", "m", True, False), variant="other")]
+    for r in ran:
+        store.add(r)
+    store.close()
+    lines = tmp_path / "runs.jsonl"
+    done = run_tomo("lab", "export", "small", "--db", str(here), "--variant", "strict", "--out", str(lines))
+    assert done.returncode == 0 and "wrote 2 run(s)" in done.stderr, done.stderr
+    rows = [json.loads(x) for x in lines.read_text().splitlines()]
+    assert [r["task"] for r in rows] == ["t1", "t2"] and "transcript" not in rows[0]
+    assert rows[0]["diff"] == "+fixed\n" and rows[1]["oracle_output"] == "1 failed"
+
+    first = run_tomo("lab", "import", str(lines), "--db", str(there), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == {"added": 2, "already_recorded": 0}
+    again = run_tomo("lab", "import", str(lines), "--db", str(there))
+    assert again.returncode == 0 and "imported 0 run(s); 2 already recorded" in again.stdout
+    report = json.loads(run_tomo("lab", "report", "--db", str(there), "--json").stdout)
+    rows = {(r["model"], r["variant"]): (r["solved"], r["runs"], r["false_claims"]) for r in report["small"]["rows"]}
+    assert rows == {("reference", "strict"): (1, 1, 0), ("m", "strict"): (0, 1, 1)}
+    copied = LabStore(f"sqlite:///{there}")
+    got = {r.task: r for r in copied.records()}
+    copied.close()
+    assert got["t2"] == ran[1] and got["t1"] == replace(ran[0], transcript="")  # all but the transcript
+
+    whole = run_tomo("lab", "export", "--db", str(here), "--transcripts")
+    assert whole.returncode == 0 and len(whole.stdout.splitlines()) == 3
+    assert json.loads(whole.stdout.splitlines()[0])["transcript"] == '{"event": "x"}\n'
+
+
+def test_a_bad_line_imports_nothing_and_says_where(run_tomo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "lab.sqlite"
+    good = json.dumps({k: v for k, v in asdict(record("t1", "m", True, True)).items() if k != "transcript"})
+    cases = {"is not JSON": "{oops", "solved: Input should be a valid boolean":
+             good.replace('"solved": true', '"solved": "yes"'),
+             "fields a lab record does not: verdict": good[:-1] + ', "verdict": "ok"}',
+             "is not a record": "[1, 2]",
+             "task: Field required": json.dumps({k: v for k, v in json.loads(good).items() if k != "task"})}
+    for said, bad in cases.items():
+        path = tmp_path / "runs.jsonl"
+        path.write_text(f"{good}\n\n{bad}\n")
+        done = run_tomo("lab", "import", str(path), "--db", str(db))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (said, done.stderr)
+        assert f"{path}, line 3" in done.stderr and said in " ".join(done.stderr.split()), (said, done.stderr)
+        assert not db.exists() or LabStore(f"sqlite:///{db}").records() == [], said  # line 1 not taken either
+    missing = run_tomo("lab", "import", str(tmp_path / "nosuch.jsonl"), "--db", str(db))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr and "nosuch.jsonl" in missing.stderr

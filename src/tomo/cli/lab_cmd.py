@@ -376,6 +376,59 @@ def _recorded(db: str | None, suite: str | None, variants: list[str] | None) -> 
     return records
 
 
+@lab_app.command("export")
+def export_command(
+    suite: str = typer.Argument(None, metavar="[SUITE]", help="Only this suite's runs (default: every suite)."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    variants: list[str] = typer.Option(None, "--variant", metavar="NAME",
+                                       help="Only this variant's runs (repeat for several; default: every one)."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help="Write the lines here (default: stdout)."),
+    transcripts: bool = typer.Option(False, "--transcripts",
+                                     help="Keep each run's transcript (most of a record's size; a replay needs it)."),
+) -> None:
+    """Write recorded runs as JSON lines, one record each, to keep or share beside the report they made: a
+    database stays on the machine that ran it. `tomo lab import` reads them back."""
+    from tomo.lab.records import to_jsonl
+
+    records = _recorded(db, suite, variants)
+    text = to_jsonl(records, transcripts=transcripts)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    rich_console(stderr=True).print(f"wrote {len(records)} run(s) to {out}", highlight=False)
+
+
+@lab_app.command("import")
+def import_command(
+    files: list[Path] = typer.Argument(..., metavar="FILE...", help="JSON lines written by `tomo lab export`."),
+    db: str = typer.Option(None, "--db", metavar="URL", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Record the runs of exported JSON lines in --db, so `report`, `bless` and `run` (which skips them) read them
+    as their own. A run recorded already is left as it is; a bad line anywhere imports nothing."""
+    from tomo.lab.records import LabStore, db_url, from_jsonl
+
+    records = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}", hint="name a file `tomo lab export` wrote") from exc
+        records += from_jsonl(text, str(path))
+    store = LabStore(db_url(db))
+    try:
+        added, skipped = store.add_new(records)
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps({"added": added, "already_recorded": skipped}))
+    else:
+        say(f"imported {added} run(s); {skipped} already recorded, left as they were")
+
+
 @lab_app.command("repros")
 def repros_command(
     suite: str = typer.Argument(None, metavar="[SUITE]", help="Only this suite's runs (default: every suite)."),

@@ -4,11 +4,14 @@ run interrupted mid-way leaves nothing and is simply run again: that is what mak
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Boolean, Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, select
 from sqlalchemy.exc import IntegrityError
 
@@ -141,6 +144,23 @@ class LabStore:
             raise
         return True
 
+    def add_new(self, records: Iterable[RunRecord]) -> tuple[int, int]:
+        """Records each of ``records`` whose key is not recorded yet, all in one transaction (an import that fails
+        half-way leaves the database as it was); ``(added, already recorded)``. Two records of one key in
+        ``records`` count the second as already recorded."""
+        added = skipped = 0
+        with self.engine.begin() as conn:
+            known = {tuple(r) for r in conn.execute(select(RUNS.c.suite, RUNS.c.task, RUNS.c.variant, RUNS.c.args,
+                                                               RUNS.c.model, RUNS.c.repeat))}
+            for record in records:
+                if record.key in known:
+                    skipped += 1
+                    continue
+                conn.execute(RUNS.insert().values(**asdict(record)))
+                known.add(record.key)
+                added += 1
+        return added, skipped
+
     def keys(self, suite: str | None = None) -> set[Key]:
         cols = [RUNS.c.suite, RUNS.c.task, RUNS.c.variant, RUNS.c.args, RUNS.c.model, RUNS.c.repeat]
         query = select(*cols)
@@ -202,3 +222,52 @@ def as_dict(record: RunRecord, *, heavy: bool = False) -> dict[str, Any]:
             data.pop(key)
     data["false_claim"] = record.false_claim
     return data
+
+
+HEAVY = ("diff", "transcript", "oracle_output")
+_RECORD = TypeAdapter(RunRecord)
+
+
+def to_jsonl(records: Iterable[RunRecord], *, transcripts: bool = False) -> str:
+    """Records as JSON lines, the form a lab's figures travel in (a database stays on the machine that ran it; the
+    lines can be committed beside the report they made). Without ``transcripts`` each line keeps its diff and the
+    oracle's output but not the transcript, which is most of a record's size; a replay needs it."""
+    lines = []
+    for record in records:
+        data = asdict(record)
+        if not transcripts:
+            data.pop("transcript")
+        lines.append(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    return "".join(line + "\n" for line in lines)
+
+
+def from_jsonl(text: str, source: str) -> list[RunRecord]:
+    """The records of :func:`to_jsonl`'s lines (``tomo lab report --runs --json``'s ``false_claim`` is derived and
+    allowed). Every line is checked before any is returned: a bad one is an error naming ``source``, its line and
+    what was wrong, so an import takes the whole file or nothing."""
+    names = {f.name for f in fields(RunRecord)}
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where} is not JSON: {exc.msg}",
+                              hint="each line must be one record, as `tomo lab export` writes") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where} is not a record (a JSON object)",
+                              hint="each line must be one record, as `tomo lab export` writes")
+        data.pop("false_claim", None)
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"{where} has fields a lab record does not: {', '.join(unknown)}",
+                              hint=f"a record's fields are {', '.join(sorted(names))}")
+        try:
+            records.append(_RECORD.validate_json(json.dumps(data), strict=True))  # JSON mode: an object is a record
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
+            raise ConfigError(f"{where} is not a lab record: {problems}",
+                              hint="each line must be one record, as `tomo lab export` writes") from exc
+    return records

@@ -528,7 +528,10 @@ def toml_string(text: str) -> str:
 
 
 def toml_multiline(text: str) -> str:
-    """A TOML multi-line basic string holding ``text`` exactly, its lines kept as lines (readable in task.toml)."""
+    """A TOML multi-line basic string holding ``text`` exactly, its lines kept as lines (readable in task.toml).
+    Written here, not by tomli-w: its multi-line strings write a CR LF as a bare line break, which reads back as LF,
+    and 55 of the 101 problem statements of ../shared's SWE-bench Lite dev split hold CR LF (the builder's
+    round-trip check would refuse them)."""
     return f'"""\n{_escape(text, chr(10) + chr(9))}"""'
 
 

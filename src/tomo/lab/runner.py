@@ -33,6 +33,7 @@ from tomo.lab.records import LabStore, RunRecord
 from tomo.lab.replay import replayed_variant
 from tomo.lab.replay import write_script as replay_script
 from tomo.lab.suite import Suite, Task
+from tomo.sandbox.weight import caller_weight, give_weight
 
 REFERENCE = "reference"
 """The model name of the engine ceiling: a scripted perfect model replaying each task's reference solution."""
@@ -331,9 +332,11 @@ def _last_json(stdout: str) -> dict[str, Any] | None:
 
 
 def _spawn(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int, str, str, bool]:
-    """Runs in its own process group so a timeout takes the agent and everything it started."""
+    """Runs in its own process group so a timeout takes the agent and everything it started, at the lab's own
+    weight (a lab lowered beside a model run stays lowered: :mod:`tomo.sandbox.weight`)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, env=env, start_new_session=True)
+    give_weight(proc.pid, caller_weight())
     with _LIVE_LOCK:
         _LIVE.add(proc)
     try:

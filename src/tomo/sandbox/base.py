@@ -17,7 +17,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from tomo.sandbox.output import OnOutput, OutputCap
 from tomo.sandbox.process import AsyncProcess, descendants
 from tomo.sandbox.running import Running, exit_code_of, signal_note
 from tomo.sandbox.session import PythonSession
+from tomo.sandbox.weight import caller_weight, give_weight
 
 RLIMIT_BY_NAME = {
     "as": resource.RLIMIT_AS,
@@ -79,6 +80,18 @@ class Launch:
     rlimits: dict[str, int] = field(default_factory=dict)
     new_session: bool = True  # False when the wrapper makes its own (bwrap --new-session)
     fds: list[int] = field(default_factory=list)  # passed to the child, closed in tomo once it started
+    session_flag: str = ""  # the wrapper's argument that makes its session (bwrap's --new-session)
+
+    def in_own_session(self) -> Launch:
+        """The same run in a session tomo makes instead of the wrapper, so tomo knows the session's leader (the
+        process it starts) and can weigh it (:mod:`tomo.sandbox.weight`). As safe: a session of tomo's making has no
+        controlling terminal either, which is what bwrap's flag is for (no TIOCSTI into the caller's terminal)."""
+        if self.new_session or not self.session_flag or self.session_flag not in self.argv:
+            return self
+        at = self.argv.index(self.session_flag)
+        if "--" in self.argv and self.argv.index("--") < at:
+            return self
+        return replace(self, argv=self.argv[:at] + self.argv[at + 1:], new_session=True)
 
 
 class Sandbox(ABC):
@@ -206,6 +219,9 @@ class Sandbox(ABC):
         # reservations, not memory, and breaks programs that reserve big (a JVM, for one, will not start under it).
         launch = self.launch(argv, workspace, limits.with_(memory_bytes=0) if cgroups and cgroups.bounds_memory
                              else limits)
+        weight = caller_weight()
+        if weight > 0:
+            launch = launch.in_own_session()
         full = launch.argv
         preexec: Callable[[], None] | None = None
         procs = [str(p) for p in cgroups.procs] if cgroups is not None else []
@@ -233,6 +249,8 @@ class Sandbox(ABC):
         finally:
             for fd in launch.fds:
                 os.close(fd)
+        if launch.new_session:
+            give_weight(proc.pid, weight)
         running = Running(proc=proc, cgroups=cgroups, started=time.monotonic(), notes=notes, max_pids=limits.max_pids)
         if cgroups is None and limits.max_pids:
             running.watchdog = asyncio.create_task(self._watch_pids(running))

@@ -150,7 +150,7 @@ class BubblewrapSandbox(Sandbox):
         if argv and self._missing(argv[0], workspace):
             argv = MISSING_PROGRAM + argv[:1]  # exit 127 as a shell (and the local box) would; bwrap itself exits 1
         return Launch(argv=[*self.box_args(workspace), *filter_args, "--", *argv], env={}, cwd="/", rlimits=rlimits,
-                      new_session=False, fds=fds)
+                      new_session=False, fds=fds, session_flag="--new-session")
 
     def _missing(self, program: str, workspace: Path) -> bool:
         """True when ``program`` surely does not exist in the box. The box's files are a subset of the host's (the

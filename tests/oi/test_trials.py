@@ -76,6 +76,24 @@ async def refused_then_right(strict, shapes: Path, *refused: str) -> tuple[Tempe
     return model, engine, sink, [n.text for n in sink.of(Notice) if n.text.startswith("not a reproduction")]
 
 
+async def test_once_a_trial_gave_an_earlier_one_back_later_trials_stay_a_step_hotter(strict, shapes):
+    """s47: after a failed trial at the retry temperature Qwen 1.5B gave an earlier trial back in most replies, after
+    a hotter one hardly ever; so a turn whose model repeated itself once samples every later trial a step hotter."""
+    other = "def double(x):\n    return add(x, x) + 1\n"
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", WRONG), block("python shapes.py", WRONG),
+                            block("python shapes.py", other), block("python shapes.py", RIGHT),
+                            block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], TASK, sink)
+    assert engine.last.outcome == "verified"
+    assert [n.text for n in sink.of(Notice)].count("this trial changed nothing new (no file, or what an earlier trial "
+                                                   "wrote): not run again") == 1
+    # the repro and the first trial as usual, the second at the retry temperature; the repeat makes the third a step
+    # hotter, and the fourth, after the third tried something new, stays there; the second test as usual (hot)
+    assert model.seen == [0.2, 0.2, 0.8, 1.0, 1.0, 0.8]
+
+
 async def test_a_failed_trial_is_put_back_and_a_fresh_hotter_one_is_verified(strict, shapes):
     model = TemperedScript([block("python tests/test_mine.py", REPRO), block("python shapes.py", WRONG),
                             block("python shapes.py", RIGHT), block("python", SECOND)])

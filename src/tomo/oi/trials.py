@@ -185,6 +185,7 @@ class Trials:
         self.tried = 0  # trials asked so far (the next one's place in the suspects' rotation)
         self.same = False  # the last trial gave the code back as it was
         self.stale = 0  # trials in a row that tried nothing new (no edit, the code unchanged, or an earlier fix)
+        self.repeats = 0  # trials of the whole turn that tried nothing new (they keep later trials a step hotter)
         self.named: list[tuple[str, str]] = []  # the definitions the task names: a passing fix should run them
         self.since = 0  # the first block of the current trial
         self.lines: set[str] = set()  # the edit blocks line-form trials laid in so far
@@ -641,7 +642,7 @@ class Trials:
         if not edits:
             self._said("[tomo: this trial wrote no edit block for a project file; nothing was tried.]")
             self.seen.add("")
-            self.stale += 1
+            self._tried_nothing_new()
             return False
         reports = [self.engine.apply_edit_block(b, self._next_block(), self.gates, self.emit) for b in edits]
         changed = [p for p in self.gates.files_changed() if not self._protected(p, repro)]
@@ -651,8 +652,8 @@ class Trials:
         own = self._own(changed)
         key = _fingerprint(self.engine.root, changed)
         self.same = not own
-        self.stale = self.stale + 1 if not own or key in self.seen else 0
         if not own or key in self.seen:
+            self._tried_nothing_new()
             self.emit(Notice("info", "this trial changed nothing new (no file, or what an earlier trial wrote): not "
                                      "run again"))
             self._undo(own)
@@ -660,6 +661,7 @@ class Trials:
             self.seen.add(key)
             return False
         self.seen.add(key)
+        self.stale = 0
         fault, report, faulty = self._half_written(changed) if self.asked else ("", "", {})
         if report:
             reports.append(report)
@@ -887,7 +889,7 @@ class Trials:
             new = bool(blocks) and text not in self.lines if changes else bool(self._edits(text, repro))
             if new or sample == LINE_SAMPLES or not self._rounds_left(repro):
                 break
-            self.stale += 1
+            self._tried_nothing_new()
             why = ("were tried before" if blocks else "change nothing") if changes else "are missing"
             self.emit(Notice("info", f"the corrected lines {why}: the same request again, hotter (reply "
                                      f"{sample + 1} of {LINE_SAMPLES})"))
@@ -1002,14 +1004,22 @@ class Trials:
 
     # ---- the model --------------------------------------------------------------------------------------------
 
+    def _tried_nothing_new(self) -> None:
+        self.stale += 1
+        self.repeats += 1
+
     def _heat(self) -> float | None:
         """The temperature of a trial after trials in a row that tried nothing new: the retry temperature, hotter by
         ``HEAT_STEP`` for each, at most ``MAX_HEAT`` (Qwen 1.5B gave one function back unchanged five times in a
-        row at 0.8); None (the usual temperature) when the last trial tried something."""
+        row at 0.8). Once a trial of the turn tried nothing new, every later one is at least a step hotter: in the
+        s47 lab run, after a failed trial at the retry temperature Qwen 1.5B gave an earlier trial back 11 times in
+        31 (a round lost each time, up to 5 of a task's 12), after a hotter one never (0 of 11). None (the usual
+        temperature) while the turn's trials all tried something."""
         base = self.engine.retry_temperature
-        if base is None or not self.stale:
+        steps = self.stale or min(self.repeats, 1)
+        if base is None or not steps:
             return None
-        return min(MAX_HEAT, round(base + HEAT_STEP * self.stale, 2))
+        return min(MAX_HEAT, round(base + HEAT_STEP * steps, 2))
 
     async def _ask(self, text: str, *, hot: bool, heat: float | None = None) -> Reply:
         """One fresh request (the system prompt and ``text`` alone), counted as a round; sampled at ``heat`` when

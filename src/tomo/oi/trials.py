@@ -1013,7 +1013,7 @@ class Trials:
         ``HEAT_STEP`` for each, at most ``MAX_HEAT`` (Qwen 1.5B gave one function back unchanged five times in a
         row at 0.8). Once a trial of the turn tried nothing new, every later one is at least a step hotter: in the
         s47 lab run (small), after a failed trial at the retry temperature Qwen 1.5B gave an earlier trial back 16
-        times in 27 (a round lost each time: 18 of the run's 76 trial rounds, 5 of feature-low-stock's 12), after a
+        times in 27 (a round lost each time: 18 of the run's 76 requests, 5 of feature-low-stock's 12), after a
         hotter one once in 15. None (the usual temperature) while the turn's trials all tried something."""
         base = self.engine.retry_temperature
         steps = self.stale or min(self.repeats, 1)

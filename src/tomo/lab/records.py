@@ -224,8 +224,8 @@ def as_dict(record: RunRecord, *, heavy: bool = False) -> dict[str, Any]:
     return data
 
 
-HEAVY = ("diff", "transcript", "oracle_output")
 _RECORD = TypeAdapter(RunRecord)
+_ONE_RECORD = "each line must be one record, as `tomo lab export` writes"
 
 
 def to_jsonl(records: Iterable[RunRecord], *, transcripts: bool = False) -> str:
@@ -255,10 +255,10 @@ def from_jsonl(text: str, source: str) -> list[RunRecord]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where} is not JSON: {exc.msg}",
-                              hint="each line must be one record, as `tomo lab export` writes") from exc
+                              hint=_ONE_RECORD) from exc
         if not isinstance(data, dict):
             raise ConfigError(f"{where} is not a record (a JSON object)",
-                              hint="each line must be one record, as `tomo lab export` writes")
+                              hint=_ONE_RECORD)
         data.pop("false_claim", None)
         unknown = sorted(set(data) - names)
         if unknown:
@@ -269,5 +269,5 @@ def from_jsonl(text: str, source: str) -> list[RunRecord]:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
             raise ConfigError(f"{where} is not a lab record: {problems}",
-                              hint="each line must be one record, as `tomo lab export` writes") from exc
+                              hint=_ONE_RECORD) from exc
     return records

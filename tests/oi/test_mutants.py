@@ -117,16 +117,16 @@ async def test_when_no_one_token_change_passes_the_model_s_trials_go_on_from_the
     assert (shapes / "shapes.py").read_text() == SHAPES.replace('    """Twice x."""\n    return add(x, x) + 1',
                                                                 "    return add(x, x)")  # the model's whole def
     said = [n.text for n in sink.of(Notice)]
-    assert any("tomo tries 5 one-token changes" in t for t in said)
+    assert any("tomo tries 9 one-token changes" in t for t in said)  # `add`, which it ran, has three too
     assert any("no one-token change made the reproduction and the check pass" in t for t in said)
 
 
 async def test_when_no_one_token_change_passes_the_model_s_test_another_test_judges_a_second_search(strict,
                                                                                                     shapes):
-    """The model's first test asserts `double(2) == 3`, which no one-token change reaches: tomo asks for another
+    """The model's first test asserts `double(2) == 7`, which no one-token change reaches: tomo asks for another
     test in its place, and the search against it finds `1` → `0`; that test is the reproduction kept, and the fix,
     found against a test the model wrote, stays unverified."""
-    wrong = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 3\n"
+    wrong = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 7\n"
     model = TemperedScript([block("python", wrong), block("python", REPRO)])
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
@@ -134,7 +134,7 @@ async def test_when_no_one_token_change_passes_the_model_s_test_another_test_jud
     summary = engine.last
     assert summary.outcome == "unverified" and summary.rounds == 2 and len(model.sent) == 2
     asked = model.sent[1][-1].content
-    assert "no small change of the code" in asked and "double(2) == 3" not in asked  # the first test is not shown
+    assert "no small change of the code" in asked and "double(2) == 7" not in asked  # the first test is not shown
     assert "return add(x, x) + 0\n" in (shapes / "shapes.py").read_text()
     assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # the second test judged, and stays
     said = [n.text for n in sink.of(Notice)]
@@ -256,3 +256,72 @@ def test_a_call_on_the_object_s_state_made_under_a_guard_is_added_under_the_same
     cache.put("a", 1), cache.put("b", 2), cache.get("a"), cache.put("c", 3)
     assert "a" in cache._data and "b" not in cache._data
     assert not [m for m in mutants(LRU, [16]) if "added under" in m.what]  # `put` has it already
+
+
+TEXTBOOK = '''\
+def change(old, new):
+    """Percent change: (new - old) / old."""
+    diff = new - old
+    return diff / new * 100
+
+
+def clamp(value, low, high):
+    return min(low, max(value, high))
+
+
+def spread(*values, **options):
+    return -values[0] * 2, options
+
+
+def mean(scores):
+    present = [s for s in scores if s is not None]
+    return sum(present) / len(scores)
+'''
+
+
+def test_textbook_swaps_change_binary_operators_bounds_operand_order_and_variables() -> None:
+    whats = {(m.line, m.what): m for m in mutants(TEXTBOOK, range(1, 20), limit=500)}
+    assert (3, "`-` → `+`") in whats and (4, "`/` → `*`") in whats and (4, "`*` → `/`") in whats
+    assert "    return max(low, max(value, high))" in whats[(8, "`min` → `max`")].text
+    assert (8, "`max` → `min`") in whats
+    # `-values[0]` and `*values` are no binary operators; the product after them is
+    assert [what for (line, what), m in whats.items() if line in (11, 12) and m.tier == 1] == ["`*` → `/`"]
+    assert "    diff = old - new\n" in whats[(3, "`new` and `old` swapped")].text
+    assert "    return sum(present) / len(present)\n" in whats[(17, "`scores` → `present`")].text
+    assert "    return diff / old * 100\n" in whats[(4, "`new` → `old`")].text
+    # a local is only read in another's place after it is assigned; callees and targets are never swapped
+    assert (16, "`scores` → `present`") not in whats and (4, "`diff` → `diff`") not in whats
+    assert not any(what.startswith(("`sum`", "`len`", "`present` → `s`")) for _, what in whats)
+    assert (4, "`diff / new` and `100` swapped") not in whats  # a product's order changes nothing
+    assert (4, "`diff` and `new` swapped") in whats
+    grouped = mutants("def f(a, b, c):\n    return a - (b - c)\n", [2], limit=500)
+    swapped = next(m for m in grouped if m.what == "`a` and `b - c` swapped")
+    assert swapped.text == "def f(a, b, c):\n    return (b - c) - (a)\n"  # the brackets stay where they were
+    for mutant in whats.values():
+        ast.parse(mutant.text)
+
+
+def test_the_lab_s_own_kinds_come_first_and_the_textbook_ones_only_fill_the_budget_left() -> None:
+    found = mutants(TEXTBOOK, range(1, 20), limit=500)
+    tiers = [m.tier for m in found]
+    assert tiers == sorted(tiers) and {0, 1, 2} <= set(tiers)
+    lab_kinds = [m for m in found if m.tier == 0]
+    assert mutants(TEXTBOOK, range(1, 20), limit=len(lab_kinds)) == lab_kinds
+
+
+async def test_a_variable_read_in_another_s_place_is_found_for_the_task_s_own_example(strict, shapes):
+    """`mean` divides by every score, the missing ones too: no operator swap fixes it, `len(scores)` →
+    `len(present)` does; the task's own example judges it, and a second test of the model's confirms it."""
+    (shapes / "shapes.py").write_text(TEXTBOOK)
+    (shapes / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(5, 5, 5) == 5\n")
+    second = "from shapes import mean\n\n\ndef test_mean_one_missing():\n    assert mean([1, None]) == 1\n"
+    model = TemperedScript([block("python", second)])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "mean([2, None, 4]) returns 2.0, but mean([2, None, 4]) should give 3.0. "
+                                 "Please fix mean.", sink, mutate=True)
+    assert engine.last.outcome == "verified" and engine.last.rounds == 1
+    assert "    return sum(present) / len(present)\n" in (shapes / "shapes.py").read_text()
+    said = [n.text for n in sink.of(Notice)]
+    assert any("passed the reproduction and the check: shapes.py:17: `scores` → `present`" in t for t in said)

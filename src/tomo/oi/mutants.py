@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ class Mutant:
     line: int
     what: str
     text: str
+    tier: int = 0
+    """Which kind is tried first: 0 for the changes the lab found bugs in, 1 for the textbook arithmetic and
+    argument swaps, 2 for a variable read in another's place (the most numerous)."""
 
 
 def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]] = (),
@@ -59,8 +63,10 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
     spans = list(constants)
     candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans),
                   *_mutable_defaults(text, tree, wanted), *_copies(text, tree, wanted),
-                  *_letter_classes(text, tree, wanted, spans), *_sibling_calls(text, tree, wanted)]
-    candidates.sort(key=lambda m: m.line)  # stable: within a line, token swaps before structural changes
+                  *_letter_classes(text, tree, wanted, spans), *_sibling_calls(text, tree, wanted),
+                  *_arithmetic_swaps(text, wanted), *_operand_swaps(text, tree, wanted),
+                  *_variable_swaps(text, tree, wanted)]
+    candidates.sort(key=lambda m: (m.tier, m.line))  # stable: within a line, token swaps before structural changes
     found: list[Mutant] = []
     seen = {text}
     for mutant in candidates:
@@ -98,6 +104,104 @@ def _token_swaps(text: str, lines: set[int]) -> Iterator[Mutant]:
             yield Mutant(row, "`in` → `not in`", text[:start] + "not in" + text[end:])
         for other in _TOKEN_SWAPS.get(token.string, ()):
             yield Mutant(row, f"`{token.string}` → `{other}`", text[:start] + other + text[end:])
+
+
+_ARITHMETIC_SWAPS: dict[str, str] = {"+": "-", "-": "+", "*": "/", "/": "*", "+=": "-=", "-=": "+=",
+                                     "*=": "/=", "/=": "*=", "min": "max", "max": "min"}
+"""The mutation-testing textbook's arithmetic replacements (PIT's math mutator, mutmut's operator swaps) and the
+two bounds: tried after the lab's own kinds, which they must not crowd out of the search's budget."""
+
+_OPERAND_ENDS = frozenset({")", "]", "}"})
+
+
+def _arithmetic_swaps(text: str, lines: set[int]) -> Iterator[Mutant]:
+    """`+` for `-`, `*` for `/` (and the augmented forms), `min` for `max`: each binary operator of the lines, and
+    each call of `min` or `max`. Why a second tier: a sum where a difference belongs, a rate multiplied where it
+    divides, a clamp with its bounds crossed are the commonest bugs outside the lab's suite, which its held-out
+    tasks (never tuned on) may hold and the lab's own kinds never try. A `-` or `*` is binary only after an operand
+    (a name that is not a keyword, a number, a string, a closing bracket): `-1`, `*args` and `f(*xs)` stay."""
+    offsets = _line_offsets(text)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return
+    for index, token in enumerate(tokens):
+        other = _ARITHMETIC_SWAPS.get(token.string)
+        if token.start[0] not in lines or other is None or token.type not in (tokenize.OP, tokenize.NAME):
+            continue
+        previous = tokens[index - 1] if index else None
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if token.type == tokenize.NAME:
+            if following is None or following.string != "(" or (previous is not None and previous.string in
+                                                                 (".", "def")):
+                continue  # `min` called, not `obj.min(` nor `def min(`
+        elif token.string in ("+", "-", "*", "/") and not _ends_operand(previous):
+            continue
+        start = offsets[token.start[0] - 1] + token.start[1]
+        end = offsets[token.end[0] - 1] + token.end[1]
+        yield Mutant(token.start[0], f"`{token.string}` → `{other}`", text[:start] + other + text[end:], tier=1)
+
+
+def _ends_operand(token: tokenize.TokenInfo | None) -> bool:
+    if token is None:
+        return False
+    if token.type == tokenize.NAME:
+        return not keyword.iskeyword(token.string) or token.string in ("True", "False", "None")
+    return token.type in (tokenize.NUMBER, tokenize.STRING) or token.string in _OPERAND_ENDS
+
+
+def _operand_swaps(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """The two sides of a difference or a quotient swapped (`start - end` for `end - start`), on a line the test
+    ran: the order of a non-commutative operation is a slip one operator swap cannot mend."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub | ast.Div | ast.FloorDiv | ast.Mod)
+                and node.lineno in lines):
+            continue
+        left, right = _segment(text, node.left), _segment(text, node.right)
+        if not left or not right:
+            continue
+        yield Mutant(node.lineno, f"`{left}` and `{right}` swapped",
+                     replace_nodes(text, [(node.left, _grouped(node.right, right)),
+                                          (node.right, _grouped(node.left, left))]), tier=1)
+
+
+def _grouped(node: ast.expr, written: str) -> str:
+    """``written`` in parentheses unless it is an atom, so it binds the same wherever it is moved."""
+    atoms = ast.Name | ast.Constant | ast.Attribute | ast.Call | ast.Subscript | ast.List | ast.Tuple | ast.Dict
+    return written if isinstance(node, atoms) else f"({written})"
+
+
+MAX_VARIABLES = 8
+"""A function with more locals than this has its variables left alone: the swaps grow as the square of them."""
+
+
+def _variable_swaps(text: str, tree: ast.Module, lines: set[int]) -> Iterator[Mutant]:
+    """A variable read on a line the test ran replaced by another of the same function (a parameter, or a local
+    assigned before that line): `len(scores)` where `len(present)` was meant, `total / new` for `total / old`.
+    Only in functions with at most ``MAX_VARIABLES`` of them, and never the target of an assignment or a callee."""
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not _ran_body(function, lines):
+            continue
+        arguments = function.args
+        params = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                  if a.arg not in ("self", "cls")]
+        assigned: dict[str, int] = {}
+        scoped = {id(n) for c in ast.walk(function) if isinstance(c, ast.comprehension) for n in ast.walk(c.target)}
+        for node in ast.walk(function):  # a comprehension's variable is no name outside it
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in params \
+                    and id(node) not in scoped:
+                assigned[node.id] = min(assigned.get(node.id, node.lineno), node.lineno)
+        if len(params) + len(assigned) > MAX_VARIABLES:
+            continue
+        callees = {id(n.func) for n in ast.walk(function) if isinstance(n, ast.Call)}
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.lineno in lines
+                    and id(node) not in callees and (node.id in params or node.id in assigned)):
+                continue
+            others = [p for p in params if p != node.id] + \
+                     [name for name, first in assigned.items() if name != node.id and first < node.lineno]
+            for other in others:
+                yield Mutant(node.lineno, f"`{node.id}` → `{other}`", replace_nodes(text, [(node, other)]), tier=2)
 
 
 # ---- structural changes ---------------------------------------------------------------------------------------

@@ -715,8 +715,8 @@ class Trials:
         if not candidates:
             return False
         self.emit(Notice("info", f"tomo tries {len(candidates)} one-token changes of the lines the failing test ran "
-                                 "(an operator, a bound, a guard, a table's order), each judged by the reproduction "
-                                 "and the check, before it asks the model for a fix"))
+                                 "(an operator, a bound, a guard, a table's order, a variable), each judged by the "
+                                 "reproduction and the check, before it asks the model for a fix"))
         for path, mutant in candidates:
             if self.engine.ended:
                 raise _Interrupted
@@ -779,6 +779,7 @@ class Trials:
                 if mutant.text not in seen:
                     seen.add(mutant.text)
                     found.append((suspect.path, mutant))
+        found.sort(key=lambda pair: pair[1].tier)  # stable: every suspect's lab kinds before any textbook swap
         return found[:MAX_MUTANTS]
 
     async def _mutant_trial(self, path: str, mutant: Mutant, repro: Repro | None, *,

@@ -1,6 +1,6 @@
 """The lab's bundled suites hold up: every task is well-formed and its oracle tells a solution from a non-solution.
 
-For each task of ``small`` and ``heldout`` (src/tomo/lab/suites/<suite>/<task>/), in scratch copies:
+For each task of ``small``, ``heldout`` and ``dev`` (src/tomo/lab/suites/<suite>/<task>/), in scratch copies:
 the visible check passes on repo/ (or fails, when the task says ``visible_fails = true``); the oracle fails on
 repo/ + hidden/; the oracle and the check pass on repo/ + reference/ + hidden/; a rename task's ``partial/``
 overlay (a half-done rename) fails the oracle; a repro task's fix without its new test fails the oracle.
@@ -37,12 +37,13 @@ SMALL_AT_LEAST = {"fix": 9, "rename": 4, "feature": 5, "repro": 4}
 HELDOUT_EXACTLY = {"fix": 3, "rename": 1, "feature": 2, "repro": 1}
 # the oracle helpers every task of a kind shares, byte for byte (one behaviour to keep right, not nine)
 SHARED_SCRIPTS = {"rename": "_oracle_rename.py", "repro": "_oracle_repro.py"}
+SUITE_NAMES = ("small", "heldout", "dev")
 MAX_REPO_FILES = 7
 MAX_REPO_LINES = 300
 
 
 def _task_dirs() -> list[Path]:
-    return sorted(d for suite in ("small", "heldout") for d in (SUITES / suite).iterdir() if d.is_dir())
+    return sorted(d for suite in SUITE_NAMES for d in (SUITES / suite).iterdir() if d.is_dir())
 
 
 def _load(task: Path) -> dict[str, object]:
@@ -85,8 +86,8 @@ def _tail(done: subprocess.CompletedProcess[str]) -> str:
     return f"exit {done.returncode}\n{(done.stdout + done.stderr)[-2500:]}"
 
 
-def test_both_suites_have_their_mix() -> None:
-    for suite in ("small", "heldout"):
+def test_the_suites_have_their_mix() -> None:
+    for suite in SUITE_NAMES:
         meta = tomllib.loads((SUITES / suite / "suite.toml").read_text(encoding="utf-8"))
         assert meta["name"] == suite and meta["description"] and isinstance(meta["version"], int)
     kinds = {s: Counter(str(_load(t)["kind"]) for t in (SUITES / s).iterdir() if t.is_dir())
@@ -95,7 +96,7 @@ def test_both_suites_have_their_mix() -> None:
     assert all(kinds["small"][k] >= n for k, n in SMALL_AT_LEAST.items()), kinds["small"]
     assert kinds["heldout"] == Counter(HELDOUT_EXACTLY)
     ids = [t.name for t in _task_dirs()]
-    assert len(ids) == len(set(ids)), "a task id is used in both suites"
+    assert len(ids) == len(set(ids)), "a task id is used in two suites"
 
 
 def test_shared_oracle_scripts_are_identical() -> None:

@@ -117,7 +117,7 @@ async def test_when_no_one_token_change_passes_the_model_s_trials_go_on_from_the
     assert (shapes / "shapes.py").read_text() == SHAPES.replace('    """Twice x."""\n    return add(x, x) + 1',
                                                                 "    return add(x, x)")  # the model's whole def
     said = [n.text for n in sink.of(Notice)]
-    assert any("tomo tries 9 one-token changes" in t for t in said)  # `add`, which it ran, has three too
+    assert any("tomo tries 5 one-token changes" in t for t in said)  # the textbook's swaps only when asked
     assert any("no one-token change made the reproduction and the check pass" in t for t in said)
 
 
@@ -320,8 +320,25 @@ async def test_a_variable_read_in_another_s_place_is_found_for_the_task_s_own_ex
     engine = engine_for(model, strict, shapes)
     sink = ListSink()
     await trial_turn(engine, [], "mean([2, None, 4]) returns 2.0, but mean([2, None, 4]) should give 3.0. "
-                                 "Please fix mean.", sink, mutate=True)
+                                 "Please fix mean.", sink, mutate=True, textbook=True)
     assert engine.last.outcome == "verified" and engine.last.rounds == 1
     assert "    return sum(present) / len(present)\n" in (shapes / "shapes.py").read_text()
     said = [n.text for n in sink.of(Notice)]
     assert any("passed the reproduction and the check: shapes.py:17: `scores` → `present`" in t for t in said)
+
+
+async def test_without_textbook_the_search_keeps_to_the_lab_s_kinds(strict, shapes):
+    """The same task without ``textbook``: no candidate reads another variable, so none passes, and the model's
+    (scripted, wrong) fix is all the turn has: nothing is called done."""
+    (shapes / "shapes.py").write_text(TEXTBOOK)
+    (shapes / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(5, 5, 5) == 5\n")
+    model = TemperedScript([block("python shapes.py", "def mean(scores):\n    return 0\n")])
+    engine = engine_for(model, strict, shapes)
+    sink = ListSink()
+    await trial_turn(engine, [], "mean([2, None, 4]) returns 2.0, but mean([2, None, 4]) should give 3.0. "
+                                 "Please fix mean.", sink, mutate=True)
+    said = [n.text for n in sink.of(Notice)]
+    assert any("no one-token change made the reproduction and the check pass" in t for t in said), said
+    assert not any("`scores` → `present`" in t for t in said)
+    assert engine.last.outcome != "verified" and "len(scores)" in (shapes / "shapes.py").read_text()

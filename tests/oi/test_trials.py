@@ -526,7 +526,8 @@ def test_the_requests_name_the_task_s_calls_and_the_failure() -> None:
 
 @pytest.mark.parametrize(("flags", "said"), [(["--strategy", "best"], "'best' is not one of"),
                                              (["--strategy", "trials"], "add --check auto"),
-                                             (["--mutants"], "add --strategy trials")])
+                                             (["--mutants"], "add --strategy trials"),
+                                             (["--textbook"], "add --mutants")])
 def test_the_cli_refuses_a_bad_strategy(tmp_path: Path, flags: list[str], said: str) -> None:
     done = subprocess.run([sys.executable, "-m", "tomo", "run", "fix it", "--root", str(tmp_path), *flags],
                           capture_output=True, text=True, timeout=60)

@@ -143,6 +143,10 @@ def run_cmd(
                                  help="With --strategy trials: before asking the model for fixes, try one-token "
                                       "changes of the lines the failing test ran (an operator, a bound, a guard, a "
                                       "table's order), each judged like a fix."),
+    textbook: bool = typer.Option(False, "--textbook/--no-textbook",
+                                  help="With --mutants: also the textbook's changes after those (+ for -, * for /, "
+                                       "min for max, a difference's operands swapped, another variable read); each "
+                                       "search then tries up to about twice the candidates."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
     transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
                                            help="Also write every event to this JSONL file."),
@@ -165,6 +169,8 @@ def run_cmd(
                                  param_hint="--strategy")
     if mutants and strategy != "trials":
         raise typer.BadParameter("one-token changes are tried by trials: add --strategy trials", param_hint="--mutants")
+    if textbook and not mutants:
+        raise typer.BadParameter("the textbook's changes are one-token changes: add --mutants", param_hint="--textbook")
     if not task.strip():
         raise typer.BadParameter("TASK is empty: say what the model should do, e.g. "
                                  "tomo run \"make the failing test pass\"", param_hint="TASK")
@@ -172,7 +178,7 @@ def run_cmd(
     try:
         result = _run(task, model, root, sandbox, exec_gate, repro, max_rounds, yes, lsp, resume, engine, directive,
                       timeout, context, as_json, transcript, console, push_back, check, infer_edits, claim,
-                      resample, strategy, mutants)
+                      resample, strategy, mutants, textbook)
     except TomoError as exc:
         report_error(exc)
         if as_json:
@@ -207,7 +213,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
          timeout: float | None, context: bool, as_json: bool, transcript: Path | None,
          console: Console, push_back: bool = True, check: str | None = None,
          infer_edits: bool = True, claim: str = "exec", resample: bool = True,
-         strategy: str = "conversation", mutants: bool = False) -> dict[str, Any]:
+         strategy: str = "conversation", mutants: bool = False, textbook: bool = False) -> dict[str, Any]:
     from tomo.cli.assist_cmd import resolve_model
     from tomo.cli.exec_cmd import sandbox_and_limits
     from tomo.config import load_settings
@@ -258,7 +264,7 @@ def _run(task: str, model_spec: str | None, root: Path, sandbox_kind: str | None
             result = _run_oi(task, chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits,
                              context, session, history, sink, stream=True, push_back=push_back, check=check,
                              infer_edits=infer_edits, claim=claim, resample=resample, strategy=strategy,
-                             mutants=mutants)
+                             mutants=mutants, textbook=textbook)
         else:
             from tomo.oi.tools_engine import ToolsEngine
 
@@ -352,7 +358,8 @@ def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | 
             exec_gate: bool, repro: bool, system: str, limits: Any, context: bool, session: Any,
             history: list[Any], sink: Sink, *, stream: bool, push_back: bool = True,
             check: str | None = None, infer_edits: bool = True, claim: str = "exec",
-            resample: bool = True, strategy: str = "conversation", mutants: bool = False) -> dict[str, Any]:
+            resample: bool = True, strategy: str = "conversation", mutants: bool = False,
+            textbook: bool = False) -> dict[str, Any]:
     from tomo.oi.engine import RETRY_TEMPERATURE, Engine
 
     engine = Engine(chosen, box, gate, root, lsp, max_rounds, exec_gate, repro, system, limits=limits,
@@ -362,7 +369,7 @@ def _run_oi(task: str, chosen: Any, box: Any, gate: Any, root: Path, lsp: str | 
     if strategy == "trials":
         from tomo.oi.trials import trial_turn
 
-        turn = trial_turn(engine, history, task, sink, mutate=mutants)
+        turn = trial_turn(engine, history, task, sink, mutate=mutants, textbook=textbook)
     else:
         turn = engine.turn(history, task, sink)
     asyncio.run(_with_interrupts(turn, engine.interrupt))

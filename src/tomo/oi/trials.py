@@ -169,9 +169,10 @@ class Trials:
     """One trial turn (see the module). Built per turn by :func:`trial_turn`."""
 
     def __init__(self, engine: Engine, summary: TurnSummary, gates: TurnGates, emit: Callable[[Any], None],
-                 user: str = "", *, mutate: bool = False) -> None:
+                 user: str = "", *, mutate: bool = False, textbook: bool = False) -> None:
         self.engine = engine
         self.mutate = mutate  # try one-token changes of what the failing test ran before asking for fixes
+        self.textbook = textbook  # and the textbook's swaps after the lab's own kinds (tomo.oi.mutants, tier 1 and 2)
         self.user = user  # the task as the user wrote it (without the context pack)
         self.summary = summary
         self.gates = gates
@@ -766,7 +767,9 @@ class Trials:
 
     def _mutants(self) -> list[tuple[str, Mutant]]:
         """The candidates, suspect by suspect (the lines of its body the failing test ran, and the tables it uses),
-        each file's text changed once per candidate; at most ``MAX_MUTANTS`` in all."""
+        each file's text changed once per candidate; at most ``MAX_MUTANTS`` in all. The textbook's swaps only when
+        asked (``--textbook``): they fill a search to its cap, about twice the sandboxed runs of the lab's kinds alone,
+        and on the held-out suite (s49h) four of seven runs then met their ten-minute limit, solving none more."""
         found: list[tuple[str, Mutant]] = []
         seen: set[str] = set()
         for suspect in self.suspects:
@@ -776,7 +779,7 @@ class Trials:
                 continue
             lines = suspect.body & self.ran.get(suspect.path, set())
             for mutant in mutants(text, lines, self._constant_spans(suspect)):
-                if mutant.text not in seen:
+                if mutant.text not in seen and (self.textbook or mutant.tier == 0):
                     seen.add(mutant.text)
                     found.append((suspect.path, mutant))
         found.sort(key=lambda pair: pair[1].tier)  # stable: every suspect's lab kinds before any textbook swap
@@ -1287,10 +1290,11 @@ class _Interrupted(Exception):
 
 
 async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink: Sink | None = None, *,
-                     mutate: bool = False) -> list[Message]:
+                     mutate: bool = False, textbook: bool = False) -> list[Message]:
     """A whole turn by trials (see the module); the same contract as :meth:`Engine.turn`, which runs the turn
     instead when trials cannot: a later turn of a session, or a check that is not pytest. ``mutate``: try one-token
-    changes of what the failing test ran before the model's fixes (:mod:`tomo.oi.mutants`)."""
+    changes of what the failing test ran before the model's fixes (:mod:`tomo.oi.mutants`); ``textbook``: the
+    textbook's swaps among them too."""
     sink = sink or NullSink()
     emit = sink.emit
     if history or not runs_pytest(engine.check):
@@ -1303,7 +1307,7 @@ async def trial_turn(engine: Engine, history: Sequence[Message], user: str, sink
     gates = TurnGates(engine.root, exec_gate=engine.exec_gate, repro=engine.repro,
                       claim_repro=engine.claim == "repro")
     gates.start()
-    trials = Trials(engine, summary, gates, emit, user, mutate=mutate)
+    trials = Trials(engine, summary, gates, emit, user, mutate=mutate, textbook=textbook)
     emit(Notice("info", "trials: tomo asks for a test that reproduces the problem, then for fixes, each from the task "
                         "alone and each judged by that test and the project's check"))
     try:

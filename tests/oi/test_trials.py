@@ -572,3 +572,22 @@ async def test_a_trial_s_reply_is_capped_below_the_engine_s_own_cap(strict, shap
     engine = engine_for(model, strict, shapes, max_reply_tokens=engine_cap)
     await trial_turn(engine, [], TASK, ListSink())
     assert model.caps == [asked, asked, asked] and engine.last.outcome == "verified"
+
+
+async def test_a_method_the_task_calls_by_its_bare_name_is_never_imported_as_a_module_s(strict, shapes):
+    """The task says `set_volume(150) should give 100`, and `set_volume` is `Player.set_volume`: no import can name
+    it, so the example is no test tomo can write (it once wrote `from shapes import set_volume`, which failed at
+    collection) and the model writes the reproduction."""
+    (shapes / "shapes.py").write_text(SHAPES + "\n\nclass Player:\n    def set_volume(self, value):\n"
+                                               "        self.volume = double(value)\n")
+    model = TemperedScript([block("python", REPRO), block("python shapes.py", RIGHT), block("python", SECOND)])
+    engine = engine_for(model, strict, shapes)
+    assert engine.homes(["set_volume", "double"], importable=True) == {"set_volume": [], "double": ["shapes.py"]}
+    assert engine.homes(["set_volume"]) == {"set_volume": ["shapes.py"]}  # an edit's hint still finds it
+    sink = ListSink()
+    await trial_turn(engine, [], "set_volume(150) should give 100. " + TASK, sink)
+    said = [n.text for n in sink.of(Notice)]
+    assert not any("import set_volume" in t for t in said), said
+    assert (shapes / "tests" / "test_tomo_repro.py").read_text() == REPRO  # the model's, not the task's example
+    # and the fix of `double` is not called verified: the task named `set_volume`, which no passing test ran
+    assert not engine.last.verified and any("no passing test ran" in t for t in said), said

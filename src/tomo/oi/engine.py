@@ -603,14 +603,18 @@ class Engine:
                 + f"To change a file, label the block with it and write the whole new definition:\n```python {target}\n"
                   f"def {names[0]}(...):\n    ...\n```\nthen run the tests in a separate block.")
 
-    def homes(self, names: list[str]) -> dict[str, list[str]]:
+    def homes(self, names: list[str], *, importable: bool = False) -> dict[str, list[str]]:
         """The project files that define each of ``names`` (by prism's graph), for the edits and imports a reply
-        leaves unsaid; empty when the graph cannot be read, since a hint never fails a block."""
+        leaves unsaid; empty when the graph cannot be read, since a hint never fails a block. ``importable``: only
+        definitions an import can name, not a method (a task's `set_volume(50)` is `Player.set_volume`, and
+        `from player import set_volume` fails at collection)."""
         try:
             from tomo.prism import Graph
 
             with Graph.open(self.root) as graph:
-                return {n: [s.path for s in graph.find_symbol(n, limit=20) if s.name == n] for n in names}
+                return {n: [s.path for s in graph.find_symbol(n, limit=20)
+                            if s.name == n and not (importable and s.kind in ("method", "attribute"))]
+                        for n in names}
         except Exception:  # a hint is a help, never a reason to fail the block
             return {}
 

@@ -1224,7 +1224,7 @@ class Trials:
         missing = unbound(tree)
         if not missing:
             return code, []
-        homes = self.engine.homes(sorted(missing))
+        homes = self.engine.homes(sorted(missing), importable=True)
         defined: dict[str, str] = {}
         for name, paths in homes.items():
             modules = {module_of(p) for p in paths} - {None}

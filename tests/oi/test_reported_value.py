@@ -67,6 +67,9 @@ def test_the_values_a_task_reports_are_what_the_code_gives_now_not_what_it_shoul
     # a key of a mapping shown in part (fix-config-override) is not the value; a value before a colon of prose is
     assert reported_values("but load([defaults, local]) still gives\n'server.port': '8000'. Keys do show.") == []
     assert reported_values("It gives 'VIV': the nine is wrong.") == ["'VIV'"]
+    assert reported_values("It shows a meeting from 09:15 to 10:00 as lasting -45 minutes.") == ["-45"]
+    assert reported_values("The total is shown as 0, and a shift lasts 8 hours") == ["0"]  # "lasts" states a rule
+    assert reported_values("It never returns 5, and it doesn't give 6; a shift shown as 7 is new.") == ["7"]
 
 
 def test_the_model_s_call_asserted_not_to_give_the_reported_value_fails_on_the_bug_and_passes_on_the_fix(sidebar):

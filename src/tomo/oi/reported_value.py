@@ -20,7 +20,8 @@ from typing import Any
 from tomo.oi.stated import equality_sides, literal_at
 
 _REPORTED = re.compile(r"\b(?:returns|gives|yields|produces|prints|(?:comes?|came)\s+out\s+as|evaluates\s+to"
-                       r"|(?:we|I)\s+get)\s+", re.IGNORECASE)
+                       r"|(?:we|I)\s+get|as\s+lasting|(?:is\s+)?shown\s+as)\s+", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\b(?:no|not|never)|n't)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)  # "no shift lasts 24 ..."
 _NOT_NOW = re.compile(r"\b(?:should|must|expected|expect|want|wanted|correct|right|supposed)\b", re.IGNORECASE)
 _ENDS = re.compile(r"(?:[.,;:!?)]?(?:\s|$))")  # what may follow a whole value
 _BEFORE = 80  # characters before a report that may say it is what is wanted, not what happens
@@ -28,12 +29,15 @@ _BEFORE = 80  # characters before a report that may say it is what is wanted, no
 
 def reported_values(task: str) -> list[str]:
     """The values the task says the code gives now (``come out as [('caf', 2), ('le', 2)]``, ``returns 'VIV'``), as
-    Python source: a literal after "returns", "gives", "comes out as" ..., in a sentence that does not say it is
-    what should happen. Booleans and None are left out: "a function that returns True only when" states a rule."""
+    Python source: a literal after "returns", "gives", "comes out as", "as lasting" ..., in a sentence that does
+    not say it is what should happen, nor that it does not ("it never returns 5"). "as lasting" (never a bare "lasts",
+    which as often states what is right: "a night shift lasts 8 hours"): the dev
+    suite's "shows a meeting from 09:15 to 10:00 as lasting -45 minutes" got three tests from Qwen 1.5B asserting
+    -45, the bug. Booleans and None are left out: "a function that returns True only when" states a rule."""
     found: list[str] = []
     for match in _REPORTED.finditer(task):
         sentence = re.split(r"[.!?;]\s|\bbut\b|\bhowever\b", task[max(0, match.start() - _BEFORE):match.start()])[-1]
-        if _NOT_NOW.search(sentence):
+        if _NOT_NOW.search(sentence) or _NEGATED.search(sentence):
             continue
         literal = literal_at(task, match.end())
         after = task[match.end() + len(literal):][:2] if literal else ""

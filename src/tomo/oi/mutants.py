@@ -82,13 +82,18 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
 # ---- token swaps ----------------------------------------------------------------------------------------------
 
 
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    """The tokens of ``text``; none when it does not tokenize (then no swap is proposed)."""
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
 def _token_swaps(text: str, lines: set[int]) -> Iterator[Mutant]:
     """Each operator of the lines swapped for its neighbours (`<` and `<=`), `in` and `not in` each for the other."""
     offsets = _line_offsets(text)
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return
+    tokens = _tokens(text)
     for index, token in enumerate(tokens):
         row = token.start[0]
         if row not in lines or token.type not in (tokenize.OP, tokenize.NAME):
@@ -121,10 +126,7 @@ def _arithmetic_swaps(text: str, lines: set[int]) -> Iterator[Mutant]:
     tasks (never tuned on) may hold and the lab's own kinds never try. A `-` or `*` is binary only after an operand
     (a name that is not a keyword, a number, a string, a closing bracket): `-1`, `*args` and `f(*xs)` stay."""
     offsets = _line_offsets(text)
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return
+    tokens = _tokens(text)
     for index, token in enumerate(tokens):
         other = _ARITHMETIC_SWAPS.get(token.string)
         if token.start[0] not in lines or other is None or token.type not in (tokenize.OP, tokenize.NAME):

@@ -21,7 +21,7 @@ from tomo.oi.stated import equality_sides, literal_at
 
 _REPORTED = re.compile(r"\b(?:returns|gives|yields|produces|prints|(?:comes?|came)\s+out\s+as|evaluates\s+to"
                        r"|(?:we|I)\s+get|as\s+lasting|(?:is\s+)?shown\s+as)\s+", re.IGNORECASE)
-_NEGATED = re.compile(r"(?:\b(?:no|not|never)|n't)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)  # "no shift lasts 24 ..."
+_NEGATED = re.compile(r"(?:\b(?:no|not|never)|n't)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)  # "it never returns 5"
 _NOT_NOW = re.compile(r"\b(?:should|must|expected|expect|want|wanted|correct|right|supposed)\b", re.IGNORECASE)
 _ENDS = re.compile(r"(?:[.,;:!?)]?(?:\s|$))")  # what may follow a whole value
 _BEFORE = 80  # characters before a report that may say it is what is wanted, not what happens

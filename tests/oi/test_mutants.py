@@ -307,6 +307,7 @@ def test_the_lab_s_own_kinds_come_first_and_the_textbook_ones_only_fill_the_budg
     assert tiers == sorted(tiers) and {0, 1, 2} <= set(tiers)
     lab_kinds = [m for m in found if m.tier == 0]
     assert mutants(TEXTBOOK, range(1, 20), limit=len(lab_kinds)) == lab_kinds
+    assert mutants(TEXTBOOK, range(1, 20), limit=500, textbook=False) == lab_kinds  # `tomo run` without --textbook
 
 
 async def test_a_variable_read_in_another_s_place_is_found_for_the_task_s_own_example(strict, shapes):

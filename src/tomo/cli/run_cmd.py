@@ -145,8 +145,8 @@ def run_cmd(
                                       "table's order), each judged like a fix."),
     textbook: bool = typer.Option(False, "--textbook/--no-textbook",
                                   help="With --mutants: also the textbook's changes after those (+ for -, * for /, "
-                                       "min for max, a difference's operands swapped, another variable read); each "
-                                       "search then tries up to about twice the candidates."),
+                                       "min for max, a difference's operands swapped, another variable read); a "
+                                       "search then tries more candidates, up to its cap of 80."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object (the log goes to stderr)."),
     transcript: Path | None = typer.Option(None, "--transcript", metavar="FILE",
                                            help="Also write every event to this JSONL file."),

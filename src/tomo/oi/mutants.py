@@ -51,10 +51,11 @@ class Mutant:
 
 
 def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]] = (),
-            limit: int = MAX_MUTANTS) -> list[Mutant]:
+            limit: int = MAX_MUTANTS, *, textbook: bool = True) -> list[Mutant]:
     """The candidates for ``text`` (a Python file): changes of its ``lines`` (1-based), and reorderings of the list
     displays within ``constants`` (first and last line of each module constant). In the order of the lines, each
-    line's token swaps first; duplicates and changes that do not parse are dropped; at most ``limit``."""
+    line's token swaps first; duplicates and changes that do not parse are dropped; at most ``limit``. The
+    textbook's swaps (tier 1 and 2) after all the lab's kinds, and only with ``textbook``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -63,9 +64,10 @@ def mutants(text: str, lines: Iterable[int], constants: Iterable[tuple[int, int]
     spans = list(constants)
     candidates = [*_token_swaps(text, wanted), *_structural(text, tree, wanted), *_reorderings(text, tree, spans),
                   *_mutable_defaults(text, tree, wanted), *_copies(text, tree, wanted),
-                  *_letter_classes(text, tree, wanted, spans), *_sibling_calls(text, tree, wanted),
-                  *_arithmetic_swaps(text, wanted), *_operand_swaps(text, tree, wanted),
-                  *_variable_swaps(text, tree, wanted)]
+                  *_letter_classes(text, tree, wanted, spans), *_sibling_calls(text, tree, wanted)]
+    if textbook:
+        candidates += [*_arithmetic_swaps(text, wanted), *_operand_swaps(text, tree, wanted),
+                       *_variable_swaps(text, tree, wanted)]
     candidates.sort(key=lambda m: (m.tier, m.line))  # stable: within a line, token swaps before structural changes
     found: list[Mutant] = []
     seen = {text}
